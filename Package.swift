@@ -1,0 +1,50 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Bridges: completion handlers, delegates and publishers ⇄ async/await.
+//
+// The only dependency is OpenCombine, behind the `OpenCombine` trait, which is off by default
+// and applies on Linux only: with the trait off nothing is fetched, for this package or its users.
+// On Apple platforms `BridgesCombine` uses Apple's Combine.
+let package = Package(
+    name: "Bridges",
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "Bridges", targets: ["Bridges"]),
+        .library(name: "BridgesCombine", targets: ["BridgesCombine"]),
+        .library(name: "BridgesTesting", targets: ["BridgesTesting"]),
+        .executable(name: "BridgesTour", targets: ["BridgesTour"]),
+    ],
+    traits: [
+        .trait(
+            name: "OpenCombine",
+            description: "On Linux, build BridgesCombine against OpenCombine (Apple platforms always use Combine)."
+        ),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+    ],
+    targets: [
+        .target(name: "Bridges"),
+        .target(
+            name: "BridgesCombine",
+            dependencies: [
+                "Bridges",
+                .product(
+                    name: "OpenCombine",
+                    package: "OpenCombine",
+                    condition: .when(platforms: [.linux], traits: ["OpenCombine"])
+                ),
+            ]
+        ),
+        .target(name: "BridgesTesting", dependencies: ["Bridges"]),
+        .executableTarget(
+            name: "BridgesTour",
+            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]
+        ),
+        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting"]),
+        .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
+        .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

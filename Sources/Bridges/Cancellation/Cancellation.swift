@@ -1,0 +1,86 @@
+/// A token that cancels something: a legacy request, a subscription, a task.
+///
+/// - `cancel()` runs the action at most once, whichever thread calls it and however often.
+/// - It is thread-safe and `Sendable`; the action runs on the thread that calls `cancel()`,
+///   never while a lock of Bridges is held.
+/// - Unlike Combine's `AnyCancellable`, dropping a `Cancellation` does not cancel: hold it in a
+///   ``CancellationBag`` (which cancels when its owner dies) or call ``cancel()``.
+///
+/// ```swift
+/// let data = try await withCallback { done in
+///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }
+///     task.resume()
+///     return Cancellation { task.cancel() }
+/// }
+/// ```
+public final class Cancellation: Sendable, Hashable, CustomStringConvertible {
+    @usableFromInline
+    enum State: Sendable {
+        /// Not cancelled; the action (if any) is waiting. Left by `cancel()`.
+        case active((@Sendable () -> Void)?)
+        /// Terminal.
+        case cancelled
+    }
+
+    @usableFromInline let state: LockedState<State>
+
+    /// A token that runs `action` the first time it is cancelled.
+    public init(_ action: @escaping @Sendable () -> Void) {
+        state = .create(.active(action))
+    }
+
+    /// A token with nothing to cancel; it still records ``isCancelled``.
+    public init() {
+        state = .create(.active(nil))
+    }
+
+    /// A token that cancels `task`.
+    public convenience init<Success, Failure>(_ task: Task<Success, Failure>) {
+        self.init { task.cancel() }
+    }
+
+    /// A token that cancels every one of `tokens`, in order.
+    public convenience init(combining tokens: [Cancellation]) {
+        self.init { for token in tokens { token.cancel() } }
+    }
+
+    /// A token that cancels every one of `tokens`, in order.
+    public static func combined(_ tokens: Cancellation...) -> Cancellation {
+        Cancellation(combining: tokens)
+    }
+
+    /// Whether ``cancel()`` has been called.
+    public var isCancelled: Bool {
+        state.withLock { if case .cancelled = $0 { true } else { false } }
+    }
+
+    /// Runs the action if this is the first call; otherwise does nothing.
+    public func cancel() {
+        let action: (@Sendable () -> Void)? = state.withLock { state in
+            guard case .active(let action) = state else { return nil }
+            state = .cancelled
+            return action
+        }
+        action?()
+    }
+
+    /// Keeps this token in `bag`, which cancels it when emptied or deallocated.
+    public func store(in bag: CancellationBag) {
+        bag.insert(self)
+    }
+
+    /// Keeps this token in a set, like `AnyCancellable.store(in:)`. The set does not cancel on
+    /// its own: prefer ``store(in:)-(CancellationBag)`` when the owner's death should cancel.
+    public func store(in set: inout Set<Cancellation>) {
+        set.insert(self)
+    }
+
+    public static func == (lhs: Cancellation, rhs: Cancellation) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { isCancelled ? "Cancellation(cancelled)" : "Cancellation(active)" }
+}
+
+extension Task {
+    /// A ``Cancellation`` that cancels this task.
+    public var cancellation: Cancellation { Cancellation(self) }
+}

@@ -1,0 +1,95 @@
+/// A misuse of a bridge, reported once through ``Diagnostics``.
+///
+/// Misuse never traps: the bridge ignores what it cannot honour (a second callback, a yield
+/// after finish), keeps its promise to the awaiting side, and reports the problem here with
+/// the call site of the bridge that was misused.
+public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
+    /// What went wrong. A struct over a private code so that kinds can grow.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private let code: String
+        private init(_ code: String) { self.code = code }
+        public var description: String { code }
+
+        /// A single-shot callback was called after it had already completed the bridge.
+        public static let callbackCalledTwice = Kind("callbackCalledTwice")
+        /// A single-shot callback was released by the legacy API without being called.
+        public static let callbackDropped = Kind("callbackDropped")
+        /// A `(T?, Error?)` callback was called with neither a value nor an error.
+        public static let callbackWithoutValueOrError = Kind("callbackWithoutValueOrError")
+        /// A producer yielded (or finished) after its stream had already terminated.
+        public static let yieldAfterFinish = Kind("yieldAfterFinish")
+        /// One iterator was advanced from two tasks at once.
+        public static let concurrentIteration = Kind("concurrentIteration")
+        /// A subscriber requested zero or negative demand.
+        public static let invalidDemand = Kind("invalidDemand")
+        /// A publisher sent more elements than were requested.
+        public static let excessEmission = Kind("excessEmission")
+        /// A task kept running, or kept its owner alive, after the owner should have been released.
+        public static let ownerLifetime = Kind("ownerLifetime")
+        /// Any other misuse; the message says what.
+        public static func other(_ name: String) -> Kind { Kind(name) }
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// `#fileID` of the bridge's call site (the `withCallback`, `CallbackStream`, … that was misused).
+    public let fileID: String
+    /// `#line` of the bridge's call site.
+    public let line: UInt
+
+    public init(kind: Kind, message: String, fileID: String, line: UInt) {
+        self.kind = kind
+        self.message = message
+        self.fileID = fileID
+        self.line = line
+    }
+
+    public var description: String { "\(fileID):\(line): Bridges misuse (\(kind)): \(message)" }
+}
+
+/// The one hook through which bridges report misuse.
+///
+/// Each bridge captures the handler in effect where it is created (its call site's task), and
+/// reports to that handler even when the misuse happens later on another thread. So a test that
+/// installs a handler with ``withHandler(_:operation:)`` sees exactly the misuse of the bridges
+/// it created, even while other tests run in parallel.
+///
+/// The default handler prints the diagnostic to standard error. `BridgesTesting` installs one
+/// that turns diagnostics into test failures.
+public enum Diagnostics {
+    public typealias Handler = @Sendable (BridgeDiagnostic) -> Void
+
+    private static let global = LockedState<Handler>.create(Diagnostics.printToStandardError)
+
+    @usableFromInline @TaskLocal static var taskHandler: Handler?
+
+    /// The process-wide handler, used where no task-local handler is installed.
+    public static var defaultHandler: Handler {
+        get { global.withLock { $0 } }
+        set { global.withLock { $0 = newValue } }
+    }
+
+    /// The handler a bridge created here and now would report to.
+    public static var current: Handler { taskHandler ?? defaultHandler }
+
+    /// Runs `operation` with `handler` receiving the misuse of every bridge created inside it.
+    @discardableResult
+    public static func withHandler<R>(
+        _ handler: @escaping Handler,
+        isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws -> R
+    ) async rethrows -> R {
+        try await $taskHandler.withValue(handler, operation: operation, isolation: isolation)
+    }
+
+    /// Synchronous form of ``withHandler(_:isolation:operation:)``.
+    @discardableResult
+    public static func withHandler<R>(_ handler: @escaping Handler, operation: () throws -> R) rethrows -> R {
+        try $taskHandler.withValue(handler, operation: operation)
+    }
+
+    /// Writes the diagnostic to standard error: the default in production.
+    public static let printToStandardError: Handler = { diagnostic in
+        _writeToStandardError("warning: \(diagnostic)\n")
+    }
+}

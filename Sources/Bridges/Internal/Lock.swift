@@ -1,0 +1,126 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Bionic)
+import Bionic
+#else
+#error("Bridges needs os_unfair_lock or pthread_mutex")
+#endif
+
+#if canImport(Darwin)
+@usableFromInline typealias PlatformLock = os_unfair_lock
+#else
+@usableFromInline typealias PlatformLock = pthread_mutex_t
+#endif
+
+@inlinable
+func _initializeLock(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    #if canImport(Darwin)
+    lock.initialize(to: os_unfair_lock())
+    #else
+    lock.initialize(to: pthread_mutex_t())
+    let error = pthread_mutex_init(lock, nil)
+    precondition(error == 0, "pthread_mutex_init failed with error \(error)")
+    #endif
+}
+
+@inlinable
+func _destroyLock(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    #if !canImport(Darwin)
+    let error = pthread_mutex_destroy(lock)
+    precondition(error == 0, "pthread_mutex_destroy failed with error \(error)")
+    #endif
+    lock.deinitialize(count: 1)
+}
+
+@inlinable
+func _lock(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    #if canImport(Darwin)
+    os_unfair_lock_lock(lock)
+    #else
+    let error = pthread_mutex_lock(lock)
+    precondition(error == 0, "pthread_mutex_lock failed with error \(error)")
+    #endif
+}
+
+@inlinable
+func _unlock(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    #if canImport(Darwin)
+    os_unfair_lock_unlock(lock)
+    #else
+    let error = pthread_mutex_unlock(lock)
+    precondition(error == 0, "pthread_mutex_unlock failed with error \(error)")
+    #endif
+}
+
+/// A value guarded by a lock, both in one allocation.
+///
+/// Over `os_unfair_lock` on Apple platforms and `pthread_mutex_t` elsewhere. Not
+/// `Synchronization.Mutex`: that needs iOS 18, and ThreadSanitizer reports false races on it
+/// with this toolchain. Never call user code or resume a continuation inside `withLock`.
+@usableFromInline
+struct LockedState<State> {
+    @usableFromInline let storage: LockedStateStorage<State>
+
+    @inlinable
+    init(_ storage: LockedStateStorage<State>) { self.storage = storage }
+
+    @inlinable
+    static func create(_ initial: State) -> LockedState<State> {
+        let buffer = LockedStateStorage<State>.create(minimumCapacity: 1) { _ in initial }
+        // `ManagedBuffer.create` returns an instance of the class it is called on.
+        let storage = unsafeDowncast(buffer, to: LockedStateStorage<State>.self)
+        storage.withUnsafeMutablePointerToElements { _initializeLock($0) }
+        return LockedState(storage)
+    }
+
+    @inlinable
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try storage.withUnsafeMutablePointers { state, lock in
+            _lock(lock)
+            defer { _unlock(lock) }
+            return try body(&state.pointee)
+        }
+    }
+}
+
+// Every access to `State` goes through the lock, so the box may be shared across threads; it
+// is only created over state whose contents are themselves safe to hand between threads.
+extension LockedState: @unchecked Sendable {}
+
+@usableFromInline
+final class LockedStateStorage<State>: ManagedBuffer<State, PlatformLock> {
+    @inlinable
+    deinit {
+        // ManagedBuffer destroys the header (the state) itself.
+        withUnsafeMutablePointerToElements { _destroyLock($0) }
+    }
+}
+
+/// A lock with no protected value, for types that keep their state in stored properties.
+@usableFromInline
+final class Lock: @unchecked Sendable {  // the pthread/os lock is made for sharing across threads
+    @usableFromInline let pointer: UnsafeMutablePointer<PlatformLock>
+
+    @inlinable
+    init() {
+        pointer = .allocate(capacity: 1)
+        _initializeLock(pointer)
+    }
+
+    @inlinable
+    deinit {
+        _destroyLock(pointer)
+        pointer.deallocate()
+    }
+
+    @inlinable
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        _lock(pointer)
+        defer { _unlock(pointer) }
+        return try body()
+    }
+}

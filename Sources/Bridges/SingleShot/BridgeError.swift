@@ -1,0 +1,36 @@
+/// Failures that come from the bridge itself rather than from the legacy API.
+///
+/// A struct over a private code, so that cases can grow without breaking `switch`es. Match with
+/// `catch BridgeError.callbackDropped` or compare with `==`.
+public struct BridgeError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case callbackDropped, timedOut, missingValueAndError
+    }
+
+    private let code: Code
+    private init(_ code: Code) { self.code = code }
+
+    /// The legacy API released its completion handler without ever calling it. Without the
+    /// bridge the awaiting task would have been suspended forever.
+    public static let callbackDropped = BridgeError(.callbackDropped)
+    /// The `timeout:` given to the bridge elapsed first; the legacy call was cancelled.
+    public static let timedOut = BridgeError(.timedOut)
+    /// A `(T?, Error?)` completion handler was called with `nil` for both.
+    public static let missingValueAndError = BridgeError(.missingValueAndError)
+
+    public var description: String {
+        switch code {
+        case .callbackDropped:
+            "BridgeError.callbackDropped: the legacy API released its completion handler without calling it"
+        case .timedOut:
+            "BridgeError.timedOut: the bridge's timeout elapsed before the legacy API called back"
+        case .missingValueAndError:
+            "BridgeError.missingValueAndError: a (value?, error?) completion handler was called with neither"
+        }
+    }
+
+    /// Lets `catch BridgeError.timedOut` and `case BridgeError.timedOut` match any error.
+    public static func ~= (pattern: BridgeError, error: any Error) -> Bool {
+        (error as? BridgeError) == pattern
+    }
+}

@@ -1,0 +1,34 @@
+/// How long a bridge waits for its legacy callback, and on which clock.
+///
+/// The clock is erased so that every bridge takes one optional `timeout:` parameter; pass a test
+/// clock from `BridgesTesting` to drive it with virtual time:
+///
+/// ```swift
+/// try await withCallback(timeout: .after(.seconds(5))) { done in api.load(completion: done) }
+/// try await withCallback(timeout: .after(.seconds(5), on: testClock)) { … }
+/// ```
+///
+/// When the timeout elapses the awaiting task throws ``BridgeError/timedOut`` and the
+/// `Cancellation` returned by the body runs, exactly as for task cancellation.
+public struct BridgeTimeout: Sendable, CustomStringConvertible {
+    @usableFromInline let sleep: @Sendable () async throws -> Void
+    public let description: String
+
+    /// Waits `duration` on `clock`.
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    public static func after<C: Clock>(_ duration: C.Duration, on clock: C) -> BridgeTimeout {
+        BridgeTimeout(sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)")
+    }
+
+    /// Waits `duration` on the continuous clock.
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    public static func after(_ duration: Duration) -> BridgeTimeout {
+        after(duration, on: ContinuousClock())
+    }
+
+    /// A timeout that elapses when `sleep` returns: for clocks and schedulers of your own
+    /// (and for OS versions before `Clock`).
+    public static func custom(_ description: String, sleep: @escaping @Sendable () async throws -> Void) -> BridgeTimeout {
+        BridgeTimeout(sleep: sleep, description: description)
+    }
+}

@@ -1,0 +1,187 @@
+/// The state of one `withCallback` bridge: a pure value, no locks, no continuations resumed.
+///
+/// ``SingleShotStorage`` takes its lock, calls one `mutating` event here, releases the lock and
+/// then performs the returned action. Exactly-once is structural: the continuation and the
+/// legacy call's `Cancellation` are moved out of the state by the event that uses them, so no
+/// second path can find them.
+@usableFromInline
+struct SingleShotStateMachine<Success, Failure: Error> {
+    @usableFromInline typealias Continuation = UnsafeContinuation<Result<Success, Failure>, any Error>
+
+    @usableFromInline
+    enum Phase {
+        /// Entered at creation. Left by `start` (→ awaiting) or `cancel` (→ cancelledBeforeStart).
+        case notStarted
+        /// The task was cancelled before the body ran; `start` resumes with `CancellationError`
+        /// and the body never runs.
+        case cancelledBeforeStart
+        /// The body has run or is running; the task is suspended on `continuation`.
+        /// Left by the first of callback, cancel, timeout or dropped callback.
+        case awaiting(Continuation)
+        /// Terminal: the continuation has been resumed. `ending` says by what.
+        case resumed(Ending)
+    }
+
+    @usableFromInline
+    enum Ending: Equatable { case completed, cancelled, timedOut, dropped, bodyThrew }
+
+    /// The `Cancellation` the body returns for the legacy call.
+    @usableFromInline
+    enum Token {
+        /// The body has not returned yet.
+        case pending
+        /// The body returned this token (nil: not cancellable) and it has not run.
+        case held(Cancellation?)
+        /// Cancelled while the body was still running: run the token as soon as it is returned.
+        case cancelWhenReturned
+        /// Run, or no longer needed.
+        case spent
+    }
+
+    @usableFromInline var phase: Phase = .notStarted
+    @usableFromInline var token: Token = .pending
+    @usableFromInline var callbackCalls = 0
+    @usableFromInline var timeoutTask: Task<Void, Never>?
+
+    @inlinable init() {}
+
+    // MARK: - Start
+
+    @usableFromInline
+    enum StartAction { case runBody, resumeCancelled(Continuation) }
+
+    @inlinable
+    mutating func start(_ continuation: Continuation) -> StartAction {
+        switch phase {
+        case .notStarted:
+            phase = .awaiting(continuation)
+            return .runBody
+        case .cancelledBeforeStart:
+            phase = .resumed(.cancelled)
+            token = .spent
+            return .resumeCancelled(continuation)
+        case .awaiting, .resumed:
+            preconditionFailure("Internal inconsistency: single-shot bridge started twice (\(phase))")
+        }
+    }
+
+    // MARK: - Body returned
+
+    @inlinable
+    mutating func bodyReturned(_ cancellation: Cancellation?) -> Cancellation? {
+        switch token {
+        case .pending:
+            if case .awaiting = phase {
+                token = .held(cancellation)
+            } else {
+                // Completed (or the callback was dropped) while the body ran: nothing to cancel.
+                token = .spent
+            }
+            return nil
+        case .cancelWhenReturned:
+            token = .spent
+            return cancellation
+        case .held, .spent:
+            preconditionFailure("Internal inconsistency: body returned twice (\(token))")
+        }
+    }
+
+    /// The body threw before handing the callback to anything that will call it.
+    @inlinable
+    mutating func bodyThrew() -> Continuation? {
+        token = .spent
+        guard case .awaiting(let continuation) = phase else { return nil }
+        phase = .resumed(.bodyThrew)
+        return continuation
+    }
+
+    // MARK: - Callback
+
+    @usableFromInline
+    enum CallbackAction {
+        case resume(Continuation, Result<Success, Failure>, cancelTimeout: Task<Void, Never>?)
+        /// The bridge already ended by cancellation or timeout; hand the result to `onLateResult`.
+        case deliverLate(Result<Success, Failure>)
+        /// A second call: ignore it and report the misuse (only the first extra call is reported).
+        case reportSecondCall(report: Bool)
+    }
+
+    @inlinable
+    mutating func callback(_ result: Result<Success, Failure>) -> CallbackAction {
+        callbackCalls += 1
+        if callbackCalls > 1 { return .reportSecondCall(report: callbackCalls == 2) }
+        switch phase {
+        case .awaiting(let continuation):
+            phase = .resumed(.completed)
+            if case .held = token { token = .spent }  // the legacy call finished: nothing to cancel
+            let timeout = timeoutTask
+            timeoutTask = nil
+            return .resume(continuation, result, cancelTimeout: timeout)
+        case .resumed:
+            return .deliverLate(result)
+        case .notStarted, .cancelledBeforeStart:
+            preconditionFailure("Internal inconsistency: callback before the body ran (\(phase))")
+        }
+    }
+
+    // MARK: - Cancel and timeout
+
+    @usableFromInline
+    enum InterruptAction {
+        case none
+        case resume(Continuation, cancelLegacyCall: Cancellation?, cancelTimeout: Task<Void, Never>?)
+    }
+
+    /// Task cancellation (`timedOut == false`) or the timeout elapsing (`timedOut == true`).
+    @inlinable
+    mutating func interrupt(timedOut: Bool) -> InterruptAction {
+        switch phase {
+        case .notStarted:
+            if !timedOut { phase = .cancelledBeforeStart }
+            return .none
+        case .cancelledBeforeStart, .resumed:
+            return .none
+        case .awaiting(let continuation):
+            phase = .resumed(timedOut ? .timedOut : .cancelled)
+            var legacy: Cancellation?
+            switch token {
+            case .pending: token = .cancelWhenReturned
+            case .held(let cancellation): token = .spent; legacy = cancellation
+            case .cancelWhenReturned, .spent: break
+            }
+            let timeout = timeoutTask
+            timeoutTask = nil
+            return .resume(continuation, cancelLegacyCall: legacy, cancelTimeout: timedOut ? nil : timeout)
+        }
+    }
+
+    // MARK: - Dropped callback
+
+    @usableFromInline
+    enum DroppedAction {
+        case none
+        case resumeDropped(Continuation, cancelTimeout: Task<Void, Never>?)
+    }
+
+    /// The legacy API released the callback. Only a drop while awaiting is an error: after
+    /// cancellation many APIs release their handler without calling it, which is fine.
+    @inlinable
+    mutating func callbackReleased() -> DroppedAction {
+        guard callbackCalls == 0, case .awaiting(let continuation) = phase else { return .none }
+        phase = .resumed(.dropped)
+        if case .held = token { token = .spent }
+        let timeout = timeoutTask
+        timeoutTask = nil
+        return .resumeDropped(continuation, cancelTimeout: timeout)
+    }
+
+    // MARK: - Timeout task
+
+    /// Stores the timeout task; returns false when the bridge already ended (cancel it then).
+    @inlinable
+    mutating func setTimeoutTask(_ task: Task<Void, Never>) -> Bool {
+        guard case .awaiting = phase else { return false }
+        timeoutTask = task
+        return true
+    }
+}

@@ -1,0 +1,299 @@
+// Completion handler → async. One core (`_withCallbackCore`), thin adapters per callback shape.
+//
+// Every entry point promises:
+// - exactly once: the first call of `done` resumes the awaiting task; later calls are ignored
+//   and reported once through ``Diagnostics`` (never a trap);
+// - never hangs on a dropped handler: if the legacy API releases `done` without calling it, the
+//   task throws ``BridgeError/callbackDropped``;
+// - cancellation: when the awaiting task is cancelled, it resumes at once with
+//   `CancellationError` and the `Cancellation` the body returned runs exactly once (also when
+//   the task was cancelled while the body ran). A task cancelled before the bridge starts never
+//   runs the body. A result that arrives after cancellation or timeout goes to `onLateResult`;
+// - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way;
+// - the body runs synchronously, in the caller's isolation; `done` may be called on any thread,
+//   synchronously inside the body or later.
+
+/// The core every shape adapts to: returns the legacy result, throws only the bridge's own
+/// failures (cancellation, timeout, dropped callback, an error thrown by the body itself).
+@inlinable
+func _withCallbackCore<Success: Sendable, Failure: Error>(
+    isolation: isolated (any Actor)?,
+    timeout: BridgeTimeout?,
+    onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?,
+    fileID: String,
+    line: UInt,
+    _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
+) async throws -> Result<Success, Failure> {
+    let storage = SingleShotStorage<Success, Failure>.create(
+        SingleShotHeader(onLateResult: onLateResult, site: CallSite(fileID: fileID, line: line))
+    )
+    return try await withTaskCancellationHandler {
+        try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
+            guard storage._start(continuation) else { return }
+            let box = CallbackBox(storage)
+            let cancellation: Cancellation?
+            do {
+                cancellation = try body { box($0) }
+            } catch {
+                storage._bodyThrew(error, Result<Success, Failure>.self)
+                return
+            }
+            storage._bodyReturned(cancellation, Result<Success, Failure>.self)
+            if let timeout { storage._startTimeout(timeout, Result<Success, Failure>.self) }
+        }
+    } onCancel: {
+        storage._interrupt(timedOut: false, Result<Success, Failure>.self)
+    }
+}
+
+// MARK: - (Result<T, E>) -> Void
+
+/// Bridges a completion-handler API whose handler takes a `Result` into `async`.
+///
+/// Before: `client.fetchUser(id) { result in … }`
+/// After:  `let user = try await withCallback { done in client.fetchUser(id, completion: done) }`
+///
+/// Return a ``Cancellation`` from the body to make the legacy call cancellable:
+/// ```swift
+/// let user = try await withCallback { done in
+///     let request = client.fetchUser(id, completion: done)
+///     return Cancellation { request.cancel() }
+/// }
+/// ```
+///
+/// - Important: If the legacy API never calls back and releases the handler, this throws
+///   ``BridgeError/callbackDropped`` instead of suspending forever. A second call is ignored and
+///   reported through ``Diagnostics``. See the file header for cancellation and timeouts.
+/// - Parameters:
+///   - timeout: Gives up after this long with ``BridgeError/timedOut`` and cancels the legacy call.
+///   - onLateResult: Receives a result that arrives after cancellation or timeout, so resources
+///     it carries (files, handles) can be released. Called on the thread that called back.
+///   - body: Starts the legacy call, synchronously, in the caller's isolation.
+/// - Throws: The legacy failure as is (`catch let error as MyError` works), `CancellationError`,
+///   ``BridgeError``, or whatever the body throws.
+@inlinable
+public func withCallback<Success: Sendable, Failure: Error>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation
+) async throws -> Success {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
+    ).get()
+}
+
+/// Bridges a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+@inlinable
+public func withCallback<Success: Sendable, Failure: Error>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Void
+) async throws -> Success {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { try body($0); return nil }.get()
+}
+
+// MARK: - (T?, Error?) -> Void
+
+@inlinable
+func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: CallSite) -> Result<Success, any Error> {
+    if let error { return .failure(error) }
+    if let value { return .success(value) }
+    site.report(
+        .callbackWithoutValueOrError,
+        "a (value?, error?) completion handler was called with nil for both; the task throws BridgeError.missingValueAndError"
+    )
+    return .failure(BridgeError.missingValueAndError)
+}
+
+/// Bridges an Objective-C-style `(T?, Error?)` completion handler into `async`.
+///
+/// Before: `session.dataTask(with: url) { data, _, error in … }`
+/// After:
+/// ```swift
+/// let data = try await withCallback { done in
+///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }
+///     task.resume()
+///     return Cancellation { task.cancel() }
+/// }
+/// ```
+/// An error wins over a value. Neither (both `nil`) throws ``BridgeError/missingValueAndError``
+/// and is reported, where Swift's own import of such APIs would trap.
+@inlinable
+public func withCallback<Success: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Cancellation
+) async throws -> Success {
+    let site = CallSite(fileID: fileID, line: line)
+    return try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
+}
+
+/// Bridges a non-cancellable `(T?, Error?)` completion handler into `async`.
+@inlinable
+public func withCallback<Success: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Void
+) async throws -> Success {
+    let site = CallSite(fileID: fileID, line: line)
+    return try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site)) }; return nil }.get()
+}
+
+// MARK: - (T) -> Void
+
+/// Bridges a completion handler that always delivers a value, `(T) -> Void`, into `async`.
+///
+/// Before: `locator.currentPlace { place in … }`
+/// After:  `let place = try await withCallback { done in locator.currentPlace(completion: done) }`
+///
+/// It still `throws`: cancellation, a timeout or a dropped handler end the wait.
+@inlinable
+public func withCallback<Success: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Success) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Cancellation
+) async throws -> Success {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
+        fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
+}
+
+/// Bridges a non-cancellable `(T) -> Void` completion handler into `async`.
+@inlinable
+public func withCallback<Success: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Success) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Void
+) async throws -> Success {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
+        fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in
+        try body { done(.success($0)) }
+        return nil
+    }.get()
+}
+
+// MARK: - (Error?) -> Void
+
+/// Bridges a completion handler that reports only success or an error, `(Error?) -> Void`.
+///
+/// Before: `store.save(item) { error in … }`
+/// After:  `try await withCallback { done in store.save(item, completion: done) }`
+@inlinable
+public func withCallback(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable ((any Error)?) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Cancellation
+) async throws {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout,
+        onLateResult: _lateError(onLateResult), fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Void, any Error>) -> Void) in
+        try body { error in done(error.map { .failure($0) } ?? .success(())) }
+    }.get()
+}
+
+/// Bridges a non-cancellable `(Error?) -> Void` completion handler into `async`.
+@inlinable
+public func withCallback(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable ((any Error)?) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Void
+) async throws {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout,
+        onLateResult: _lateError(onLateResult), fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Void, any Error>) -> Void) in
+        try body { error in done(error.map { .failure($0) } ?? .success(())) }
+        return nil
+    }.get()
+}
+
+// MARK: - () -> Void
+
+/// Bridges a completion handler with no arguments, `() -> Void`: waits until it is called.
+///
+/// Before: `animator.run(completion: { … })`
+/// After:  `try await withCallback { done in animator.run(completion: done) }`
+@inlinable
+public func withCallback(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable () -> Void) throws -> Cancellation
+) async throws {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: nil, fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
+}
+
+/// Bridges a non-cancellable `() -> Void` completion handler into `async`.
+@inlinable
+public func withCallback(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ body: (_ done: @escaping @Sendable () -> Void) throws -> Void
+) async throws {
+    try await _withCallbackCore(
+        isolation: isolation, timeout: timeout, onLateResult: nil, fileID: fileID, line: line
+    ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in
+        try body { done(.success(())) }
+        return nil
+    }.get()
+}
+
+@inlinable
+func _lateValue<Success>(
+    _ handler: (@Sendable (Success) -> Void)?
+) -> (@Sendable (Result<Success, Never>) -> Void)? {
+    guard let handler else { return nil }
+    return { result in handler(result.get()) }
+}
+
+@inlinable
+func _lateError(_ handler: (@Sendable ((any Error)?) -> Void)?) -> (@Sendable (Result<Void, any Error>) -> Void)? {
+    guard let handler else { return nil }
+    return { result in handler(result.error) }
+}
+
+extension Result {
+    @inlinable
+    var error: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}

@@ -1,0 +1,6 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+import Bridges
