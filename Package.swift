@@ -1,5 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
 //
@@ -48,3 +53,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
+// The DocC plugin is added only when asked for, so it never enters users' dependency graph.
+if getenv("BRIDGES_DOCS") != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
