@@ -47,7 +47,12 @@ let package = Package(
             name: "BridgesTour",
             dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]
         ),
-        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting"]),
+        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
+
+        // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
+        .target(name: "ExampleSupport", path: "Examples/Support"),
+        .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
