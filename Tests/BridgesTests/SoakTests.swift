@@ -27,6 +27,8 @@ struct SoakTests {
         print("SOAK rounds=\(Self.rounds) \(bridged.totals) rss_delta_bridged=\(bridged.rssDelta / 1024)KiB rss_delta_control=\(control.rssDelta / 1024)KiB extra=\(extra / 1024)KiB")
         #expect(bridged.totals.lost == 0)
         #expect(bridged.totals.completed + bridged.totals.cancelled + bridged.totals.dropped == Self.rounds * 800)
+        #expect(bridged.totals.streamsEnded == Self.rounds * 80)
+        #expect(bridged.totals.teardowns == bridged.totals.streamsEnded, "one teardown per stream")
         // 200 rounds are 160 000 bridges: leaking one 32-byte object per bridge would add 5 MiB.
         #expect(extra < 2 * 1024 * 1024, "Bridges' workload grew \(extra / 1024) KiB more than the control")
     }
@@ -47,12 +49,15 @@ struct SoakTests {
 enum SoakRound {
     struct Totals: CustomStringConvertible {
         var completed = 0, cancelled = 0, dropped = 0, lost = 0
+        var elements = 0, streamsEnded = 0, teardowns = 0
         mutating func add(_ other: Totals) {
             completed += other.completed; cancelled += other.cancelled; dropped += other.dropped
-            lost += other.lost
+            lost += other.lost; elements += other.elements; streamsEnded += other.streamsEnded
+            teardowns += other.teardowns
         }
         var description: String {
-            "completed=\(completed) cancelled=\(cancelled) dropped=\(dropped) lost=\(lost)"
+            "completed=\(completed) cancelled=\(cancelled) dropped=\(dropped) lost=\(lost) " +
+                "stream_elements=\(elements) streams=\(streamsEnded) teardowns=\(teardowns)"
         }
     }
 
@@ -62,6 +67,9 @@ enum SoakRound {
         try await withThrowingTaskGroup(of: Totals.self) { group in
             for worker in 0..<8 {
                 group.addTask { try await singleShots(seed: index &* 31 &+ worker, bridged: bridged) }
+            }
+            for worker in 0..<4 {
+                group.addTask { await streams(seed: index &* 17 &+ worker, bridged: bridged) }
             }
             var totals = Totals()
             for try await result in group { totals.add(result) }
@@ -94,6 +102,50 @@ enum SoakRound {
             case .failure: totals.lost += 1
             }
             api.drop()
+        }
+        return totals
+    }
+
+    /// 20 streams: half drained to the end (every element, in order), half abandoned early by
+    /// a consumer that breaks out; the teardown runs once for each.
+    static func streams(seed: Int, bridged: Bool) async -> Totals {
+        var totals = Totals()
+        for i in 0..<20 {
+            let breakEarly = (seed &+ i) % 2 == 1
+            let teardowns = Collected<Void>()
+            var received = 0, expected = 0
+            if bridged {
+                let policy: BufferingPolicy = (seed &+ i) % 4 < 2 ? .unbounded : .suspending(8)
+                let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
+                    let producer = Task {
+                        for value in 0..<50 where await sink.send(value) == .terminated { return }
+                        sink.finish()
+                    }
+                    return Cancellation { producer.cancel(); teardowns.append(()) }
+                }
+                for await value in stream {
+                    if value != received { totals.lost += 1 }
+                    received += 1
+                    if breakEarly && received == 10 { break }
+                }
+            } else {
+                let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+                let producer = Task {
+                    for value in 0..<50 { continuation.yield(value) }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in producer.cancel(); teardowns.append(()) }
+                for await value in stream {
+                    if value != received { totals.lost += 1 }
+                    received += 1
+                    if breakEarly && received == 10 { break }
+                }
+            }
+            expected = breakEarly ? 10 : 50
+            if received != expected { totals.lost += 1 }
+            totals.elements += received
+            totals.streamsEnded += 1
+            totals.teardowns += teardowns.count
         }
         return totals
     }
