@@ -11,7 +11,7 @@ import XCTest
 ///
 /// Call it from helpers of your own that should fail a test the way BridgesTesting's
 /// expectations do. Under Swift Testing the issue is attributed to the test whose task calls
-/// this; from a thread that belongs to no test, prefer ``withBridgesDiagnosticsAsFailures(isolation:fileID:line:_:)``,
+/// this; from a thread that belongs to no test, prefer ``withBridgesDiagnosticsAsFailures(isolation:_:)``,
 /// which collects such reports and records them on the test's own task.
 public func recordTestFailure(
     _ message: String,
