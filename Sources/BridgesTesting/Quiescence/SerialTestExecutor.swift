@@ -11,9 +11,10 @@
 //
 // A task is tracked when
 // - it is the task that opened a scope (registered by pointer: a task's job is the task), or
-// - the job was enqueued while a tracked task was running on this thread (the task-local
-//   `SerialTestExecutor.$isTracking` is inherited by `Task {}` and child tasks, and is read here
-//   on the enqueuing thread), which covers tasks created, resumed or yielded by tracked code, or
+// - the job was enqueued while a tracked task was running on this thread (known by the
+//   task-local `SerialTestExecutor.$isTracking`, inherited by `Task {}` and child tasks, or by
+//   the running task's address being tracked), which covers tasks created, resumed or yielded
+//   by tracked code, including tasks created before the scope that tracked code resumes, or
 // - its pointer was recorded earlier in the scope (a continuation of a tracked task resumed
 //   from a legacy API's own thread).
 #if canImport(Darwin)
@@ -83,14 +84,15 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     private func route(_ job: UnownedJob, _ original: Original) {
         let address = unsafeBitCast(job, to: UInt.self)
-        let enqueuedByTrackedTask = Self.isTracking
+        let inTrackingScope = Self.isTracking
+        let current = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
         let mine = state.withLock { state -> Bool in
             guard state.scopes > 0 else { return false }
             if state.tracked.contains(address) {
                 state.pending += 1
                 return true
             }
-            if enqueuedByTrackedTask {
+            if inTrackingScope || current.map(state.tracked.contains) == true {
                 state.tracked.insert(address)
                 state.pending += 1
                 return true
