@@ -1,0 +1,113 @@
+import BridgesTesting
+import Testing
+
+/// DESIGN.md scenario 2: a search field debounced by 300 ms, querying a legacy
+/// completion-handler API. Driven by `TestClock`, `ProcessingChannel` and `FakeCompletionAPI`:
+/// no real time passes, and each test takes milliseconds of wall time.
+@Suite struct SearchAsYouTypeTests {
+    /// The presenter under test: debounces the text and queries the legacy API for each query.
+    final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {
+        let searchText = ProcessingChannel<String>()
+        let results = Log<[String]>()
+        private let api: FakeCompletionAPI<String, [String]>
+        private let clock: C
+
+        init(api: FakeCompletionAPI<String, [String]>, clock: C) {
+            self.api = api
+            self.clock = clock
+        }
+
+        func start() -> Task<Void, any Error> {
+            let queries = debounce(searchText, for: .milliseconds(300), clock: clock)
+            return Task { [api, results] in
+                for await query in queries {
+                    let found = try await withCallback { done in api.call(query, completion: done) }
+                    results.append(found)
+                }
+            }
+        }
+    }
+
+    /// The test as it was written before: it waits 330 ms of real time for a 300 ms debounce
+    /// (slow, and flaky on a loaded machine). Kept, never run, as the "before" of MIGRATION.md.
+    func realTimeTest_before_neverRun(api: FakeCompletionAPI<String, [String]>) async throws {
+        // snippet:begin testClock.before
+        let presenter = SearchPresenter(api: api, clock: ContinuousClock())
+        let search = presenter.start()
+        for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
+        try await Task.sleep(for: .milliseconds(330))  // the debounce is 300 ms
+        #expect(api.invocations.map(\.request) == ["123"])
+        api.complete(with: ["123 Main St"])
+        try await Task.sleep(for: .milliseconds(10))  // and hope the presenter has caught up
+        #expect(presenter.results.values == [["123 Main St"]])
+        presenter.searchText.finish()
+        try await search.value
+        // snippet:end testClock.before
+    }
+
+    @Test func typingWithinTheWindow_thenAdvancing300ms_sendsOneQuery() async throws {
+        let wallClock = ContinuousClock()
+        let started = wallClock.now
+        let api = FakeCompletionAPI<String, [String]>()
+        try await withBridgesDiagnosticsAsFailures {
+            // snippet:begin testClock.after
+            let clock = TestClock()
+            try await withSerialTasks {
+                let presenter = SearchPresenter(api: api, clock: clock)
+                let search = presenter.start()
+                for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
+                await clock.advance(by: .milliseconds(300))
+                #expect(api.invocations.map(\.request) == ["123"])
+                api.complete(with: ["123 Main St"])
+                await runUntilIdle()
+                #expect(presenter.results.values == [["123 Main St"]])
+                presenter.searchText.finish()
+                try await search.value
+            }
+            // snippet:end testClock.after
+            #expect(api.invocationCount == 1)
+            await clock.expectNoPendingSleepers()
+        }
+        let elapsed = started.duration(to: wallClock.now)
+        #expect(elapsed < .seconds(1), "300 ms of virtual time took \(elapsed) of wall time")
+    }
+
+    @Test func advancing299ms_sendsNoQuery() async throws {
+        let clock = TestClock()
+        let api = FakeCompletionAPI<String, [String]>()
+        try await withSerialTasks {
+            let presenter = SearchPresenter(api: api, clock: clock)
+            let search = presenter.start()
+            for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
+            await clock.advance(by: .milliseconds(299))
+            #expect(api.invocationCount == 0)
+            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: the earlier ones were cancelled
+
+            search.cancel()
+            _ = await search.result
+            await clock.expectNoPendingSleepers()
+            #expect(api.invocationCount == 0)
+        }
+    }
+
+    @Test func typingAfterTheWindow_sendsEachSettledQuery() async throws {
+        let clock = TestClock()
+        try await withSerialTasks {
+            let text = ProcessingChannel<String>()
+            let queries = debounce(text, for: .milliseconds(300), clock: clock).record()
+            try await text.send("1")
+            await clock.advance(by: .milliseconds(300))
+            #expect(try await queries.next() == "1")
+            try await text.send("12")
+            await clock.advance(by: .milliseconds(100))
+            try await text.send("123")
+            await clock.advance(by: .milliseconds(299))
+            await queries.expectNoMoreElements()
+            await clock.advance(by: .milliseconds(1))
+            #expect(try await queries.next() == "123")
+            text.finish()
+            await queries.expectFinished()
+            #expect(queries.elements == ["1", "123"])
+        }
+    }
+}
