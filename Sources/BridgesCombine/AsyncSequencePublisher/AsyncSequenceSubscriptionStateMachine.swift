@@ -74,6 +74,7 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         /// `request(.none)`: report and ignore.
         case reportInvalidDemand
         case startTask
+        /// Wake the task waiting for demand; one unit was taken on its behalf.
         case resume(Waiter)
     }
 
@@ -87,8 +88,13 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
             state = .running(subscriber, demand: demand, waiter: nil, task: nil)
             return .startTask
         case .running(let subscriber, let pending, let waiter, let task):
-            state = .running(subscriber, demand: pending + demand, waiter: nil, task: task)
-            return waiter.map { .resume($0) } ?? .none
+            guard let waiter else {
+                state = .running(subscriber, demand: pending + demand, waiter: nil, task: task)
+                return .none
+            }
+            // The waiting task goes on to call `next()`: it takes one unit of the new demand.
+            state = .running(subscriber, demand: pending + demand - 1, waiter: nil, task: task)
+            return .resume(waiter)
         case .terminated:
             return .none
         }
