@@ -27,7 +27,10 @@ import Bridges
 ///   requested, and the sequence is never asked for an element nobody requested.
 /// - `cancel()` cancels the iterating task (so a cancellation-aware sequence stops and tears its
 ///   source down), releases the subscriber, and nothing is sent afterwards.
-/// - Completion is sent exactly once: `.finished` when `next()` returns nil, `.failure` when it throws.
+/// - Completion is sent exactly once: `.finished` when `next()` returns nil, `.failure` when it
+///   throws. Since `next()` is only called with demand, a subscriber that has received exactly
+///   the elements it asked for sees `.finished` once it requests one more (Combine's `Sink`, with
+///   unlimited demand, sees it at once).
 /// - Threading: the subscriber is called from the iterating task (the global concurrent
 ///   executor), one call at a time. Use `receive(on:)` to hop to a scheduler.
 /// - `request(.none)` is reported as ``BridgeDiagnostic/Kind/invalidDemand`` and ignored.
@@ -37,15 +40,31 @@ public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Er
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
     private let reporter: Reporter
+    /// The sequence is known to end after one element (``AsyncFuture``): complete right after it,
+    /// without waiting for demand to ask `next()` for the end.
+    private let endsAfterOneElement: Bool
 
-    init(_ base: Base, failure: @escaping @Sendable (any Error) -> Failure, fileID: String, line: UInt) {
+    init(
+        _ base: Base,
+        failure: @escaping @Sendable (any Error) -> Failure,
+        endsAfterOneElement: Bool = false,
+        fileID: String,
+        line: UInt
+    ) {
         self.base = base
         self.failure = failure
+        self.endsAfterOneElement = endsAfterOneElement
         self.reporter = Reporter(fileID: fileID, line: line)
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        let subscription = AsyncSequenceSubscription(base: base, subscriber: subscriber, failure: failure, reporter: reporter)
+        let subscription = AsyncSequenceSubscription(
+            base: base,
+            subscriber: subscriber,
+            failure: failure,
+            endsAfterOneElement: endsAfterOneElement,
+            reporter: reporter
+        )
         subscriber.receive(subscription: subscription)
         subscription.didSubscribe()
     }

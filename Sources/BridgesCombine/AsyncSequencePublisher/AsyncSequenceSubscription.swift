@@ -24,13 +24,15 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
     private let reporter: Reporter
+    private let endsAfterOneElement: Bool
 
-    init<S: Subscriber>(base: Base, subscriber: S, failure: @escaping @Sendable (any Error) -> Failure, reporter: Reporter)
+    init<S: Subscriber>(base: Base, subscriber: S, failure: @escaping @Sendable (any Error) -> Failure, endsAfterOneElement: Bool, reporter: Reporter)
         where S.Input == Base.Element, S.Failure == Failure
     {
         self.base = base
         self.failure = failure
         self.reporter = reporter
+        self.endsAfterOneElement = endsAfterOneElement
         self.state = Locked(AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
     }
 
@@ -81,6 +83,10 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
             }
             guard let subscriber = state.withLock({ $0.subscriberForEmission() }) else { return }
             let additional = subscriber.receive(element)
+            if endsAfterOneElement {
+                state.withLock { $0.finish() }?.receive(completion: .finished)
+                return
+            }
             state.withLock { $0.received(additional: additional) }
         }
     }

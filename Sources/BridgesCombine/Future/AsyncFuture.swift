@@ -38,6 +38,7 @@ public struct AsyncFuture<Output, Failure: Error>: Publisher, Sendable {
         publisher = AsyncSequencePublisher(
             OperationSequence(operation: operation),
             failure: { error in error as! Failure },  // `next()` only rethrows `operation`'s typed error
+            endsAfterOneElement: true,
             fileID: fileID,
             line: line
         )

@@ -48,7 +48,7 @@ extension Publisher where Output: Sendable {
         }
     }
 
-    private func firstOutcome() async -> FirstValueSubscriber<Output, Failure>.Outcome {
+    fileprivate func firstOutcome() async -> FirstValueSubscriber<Output, Failure>.Outcome {
         let subscriber = FirstValueSubscriber<Output, Failure>()
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
@@ -56,6 +56,21 @@ extension Publisher where Output: Sendable {
             }
         } onCancel: {
             subscriber.cancel()
+        }
+    }
+}
+
+extension Publisher where Output: Sendable, Failure == Never {
+    /// The first value the publisher sends, awaited without `try`; `nil` if it finishes without
+    /// one or if the awaiting task is cancelled (the subscription is cancelled then).
+    ///
+    /// The same as the general ``Publisher/firstValue``, spelled for `Failure == Never`. (It also
+    /// keeps Swift 6.3's SIL generation away from a typed-throws `throws(Never)` getter, which
+    /// crashes the compiler.)
+    public var firstValue: Output? {
+        get async {
+            if case .value(let value) = await firstOutcome() { return value }
+            return nil
         }
     }
 }
