@@ -63,6 +63,28 @@ struct SubscribeTests {
         #expect(events.values == [.element(1), .element(2)], "no element and no onFinish after cancel")
     }
 
+    @Test func cancel_runsTheCallbackStreamTeardown() async {
+        let started = LifetimeGate()
+        let tornDown = LifetimeGate()
+        let sinkBox = LockedState<CallbackStream<Int, Never>.Sink?>.create(nil)
+        let stream = CallbackStream<Int, Never> { sink in
+            sinkBox.withLock { $0 = sink }
+            started.open()
+            return Cancellation { tornDown.open() }
+        }
+        let events = LifetimeRecorder<SubscriptionEvent>()
+        let token = stream.subscribe(onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
+        await started.wait()
+        let sink = sinkBox.withLock { $0 }!
+        _ = sink.yield(1)
+        await events.wait(count: 1)
+        token.cancel()
+        await tornDown.wait()
+        #expect(sink.isTerminated)
+        #expect(events.values == [.element(1)])
+        sinkBox.withLock { $0 = nil }
+    }
+
     /// Documented: dropping the token does not cancel; the subscription runs to the end of the
     /// sequence (the compiler warns on an unused token; `_ =` says "on purpose").
     @Test func discardedToken_doesNotCancel_runsToTheEnd() async {

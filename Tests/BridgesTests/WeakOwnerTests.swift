@@ -63,6 +63,38 @@ struct WeakOwnerForEachTests {
         #expect(source.continuation.yield([3]).isTerminated)
     }
 
+    /// The same with the library's own `CallbackStream`: its teardown (the legacy source's
+    /// "stop") runs when the view model goes, though no element is pending.
+    @MainActor
+    @Test func viewModel_onCallbackStream_teardownRunsWhenOwnerGoes() async {
+        let started = LifetimeGate()
+        let tornDown = LifetimeGate()
+        let sinkBox = LockedState<CallbackStream<[Int], Never>.Sink?>.create(nil)
+        let stream = CallbackStream<[Int], Never>(buffering: .latest) { sink in
+            sinkBox.withLock { $0 = sink }
+            started.open()
+            return Cancellation { tornDown.open() }
+        }
+        let updates = LifetimeRecorder<[Int]>()
+        let deinitGate = LifetimeGate()
+        let taskEnded = LifetimeGate()
+        var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
+        model!.bind(to: stream, probe: DeinitSignal(taskEnded))
+        await started.wait()
+        let sink = sinkBox.withLock { $0 }!
+        _ = sink.yield([7])
+        await updates.wait(count: 1)
+        #expect(model!.items == [7])
+        #expect(model!.updatesOnMainActor == [true])
+
+        model = nil
+        await deinitGate.wait()
+        await tornDown.wait()
+        await taskEnded.wait()
+        #expect(sink.isTerminated)
+        sinkBox.withLock { $0 = nil }
+    }
+
     @Test func ownerReleased_whileNoElementEverArrives_endsTheLoop() async {
         let source = TrackedStream(Int.self)
         let deinitGate = LifetimeGate()
