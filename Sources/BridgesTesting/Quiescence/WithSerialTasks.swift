@@ -41,10 +41,10 @@ public func withSerialTasks<R>(
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
     let executor = SerialTestExecutor.shared
-    let task = executor.enterScope()
-    defer { executor.leaveScope(task) }
-    return try await SerialTestExecutor.$isTracking.withValue(
-        true,
+    let scope = executor.enterScope()
+    defer { executor.leaveScope(scope) }
+    return try await SerialTestExecutor.$scope.withValue(
+        scope,
         operation: {
             // Hop onto the serial queue, so that from here on this task takes turns with the
             // tasks it starts instead of running beside them.
