@@ -41,8 +41,9 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
     typealias Original = @convention(thin) (UnownedJob) -> Void
     typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
 
+    private static let hookInstalled: Bool = installHook()
+
     private struct State {
-        var hookInstalled = false
         var nextScope: UInt64 = 0
         var openScopes: Set<UInt64> = []
         /// Addresses of tracked tasks, each with the scope that tracked it. Entries leave with
@@ -67,15 +68,13 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
     /// Opens a scope, tracks the current task in it, and installs the hook the first time.
     func enterScope() -> UInt64 {
         let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
-        let (scope, install) = state.withLock { state -> (UInt64, Bool) in
+        _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
+        return state.withLock { state -> UInt64 in
             state.nextScope += 1
             state.openScopes.insert(state.nextScope)
             if let task { state.tracked[task] = state.nextScope }
-            defer { state.hookInstalled = true }
-            return (state.nextScope, !state.hookInstalled)
+            return state.nextScope
         }
-        if install { Self.installHook() }
-        return scope
     }
 
     func leaveScope(_ scope: UInt64) {
@@ -141,15 +140,16 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     // MARK: - The runtime hook
 
-    private static func installHook() {
+    private static func installHook() -> Bool {
         guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
             _reportTestFailure(
                 "BridgesTesting could not find swift_task_enqueueGlobal_hook in this Swift runtime; runUntilIdle() cannot see tasks",
                 fileID: #fileID, line: #line
             )
-            return
+            return false
         }
         let hook = symbol.assumingMemoryBound(to: Hook?.self)
         hook.pointee = { job, original in SerialTestExecutor.shared.route(job, original) }
+        return true
     }
 }
