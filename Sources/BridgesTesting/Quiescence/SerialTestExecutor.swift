@@ -62,6 +62,12 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     private let state = TestingLocked(State())
     private let queue = DispatchQueue(label: "BridgesTesting.SerialTestExecutor")
+    private let queueKey = DispatchSpecificKey<Bool>()
+
+    private init() { queue.setSpecific(key: queueKey, value: true) }
+
+    /// Whether the calling code runs on the serial queue (as a tracked job).
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) == true }
 
     // MARK: - Scopes
 
@@ -125,7 +131,17 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
         }
     }
 
+    /// Moves the calling task onto the serial queue: waits until idle, and again if the task was
+    /// resumed before it had finished suspending (it then continues where it was, without a hop).
+    func hop() async {
+        repeat { await waitUntilIdle() } while !isOnQueue
+    }
+
     /// Suspends until no tracked job is queued or running.
+    ///
+    /// Called from a tracked job, the idle check is queued behind that job, so it runs after the
+    /// task has suspended. Called from elsewhere, the task may be resumed before it has
+    /// suspended and go on running where it is: ``hop()`` handles that.
     func waitUntilIdle() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             state.withLock { $0.idleWaiters.append(continuation) }

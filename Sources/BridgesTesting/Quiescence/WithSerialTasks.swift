@@ -46,9 +46,14 @@ public func withSerialTasks<R>(
     return try await SerialTestExecutor.$scope.withValue(
         scope,
         operation: {
-            // Hop onto the serial queue, so that from here on this task takes turns with the
-            // tasks it starts instead of running beside them.
-            await executor.waitUntilIdle()
+            if isolation == nil {
+                // Hop onto the serial queue, so that from here on this task takes turns with
+                // the tasks it starts instead of running beside them.
+                await executor.hop()
+            } else {
+                // An actor-isolated test keeps running on its actor; it only starts from idle.
+                await executor.waitUntilIdle()
+            }
             return try await operation()
         },
         isolation: isolation
