@@ -8,7 +8,10 @@
 /// ```swift
 /// let source = FakeEventSource<Location>()
 /// let locations = CallbackStream<Location, any Error>(buffering: .unbounded) { sink in
-///     source.subscribe(onEvent: { sink.yield($0) }, onCompletion: { sink.finish(throwing: $0) })
+///     source.subscribe(
+///         onEvent: { _ = sink.yield($0) },
+///         onCompletion: { error in if let error { sink.finish(throwing: error) } else { sink.finish() } }
+///     )
 /// }
 /// let recorder = locations.record()
 /// let subscription = try await source.nextSubscription()
