@@ -80,3 +80,18 @@ import Testing
         }
     }
 }
+
+@Suite struct QuiescenceNestingTests {
+    @Test func nestedScopes_keepTheOuterScopeTracking() async {
+        let log = Log<String>()
+        await withSerialTasks {
+            await withSerialTasks {
+                Task { log.append("inner") }
+                await runUntilIdle()
+            }
+            Task { log.append("outer") }
+            await runUntilIdle()
+            #expect(log.values == ["inner", "outer"])
+        }
+    }
+}

@@ -71,22 +71,32 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     // MARK: - Scopes
 
+    /// An open scope, and the scope its task belonged to before (when scopes nest).
+    struct Scope {
+        let id: UInt64
+        let task: UInt?
+        let enclosing: UInt64?
+    }
+
     /// Opens a scope, tracks the current task in it, and installs the hook the first time.
-    func enterScope() -> UInt64 {
+    func enterScope() -> Scope {
         let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
         _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
-        return state.withLock { state -> UInt64 in
+        return state.withLock { state -> Scope in
             state.nextScope += 1
             state.openScopes.insert(state.nextScope)
-            if let task { state.tracked[task] = state.nextScope }
-            return state.nextScope
+            let enclosing = task.flatMap { state.tracked.updateValue(state.nextScope, forKey: $0) }
+            return Scope(id: state.nextScope, task: task, enclosing: enclosing)
         }
     }
 
-    func leaveScope(_ scope: UInt64) {
+    func leaveScope(_ scope: Scope) {
         state.withLock { state in
-            state.openScopes.remove(scope)
-            state.tracked = state.tracked.filter { $0.value != scope }
+            state.openScopes.remove(scope.id)
+            state.tracked = state.tracked.filter { $0.value != scope.id }
+            if let task = scope.task, let enclosing = scope.enclosing, state.openScopes.contains(enclosing) {
+                state.tracked[task] = enclosing
+            }
         }
     }
 

@@ -52,7 +52,7 @@ public func withSerialTasks<R>(
     let scope = executor.enterScope()
     defer { executor.leaveScope(scope) }
     return try await SerialTestExecutor.$scope.withValue(
-        scope,
+        scope.id,
         operation: {
             if isolation == nil {
                 // Hop onto the serial queue, so that from here on this task takes turns with
