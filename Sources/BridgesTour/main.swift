@@ -10,6 +10,7 @@ import Darwin
 let chapters: [Chapter] = [
     singleShotChapter,
     lifetimesChapter,
+    virtualTimeChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -44,3 +44,54 @@ import Testing
         }
     }
 }
+
+@Suite struct QuiescenceOnTheMainActorTests {
+    @MainActor @Test func runUntilIdle_fromTheMainActor_waitsForNonisolatedTasks() async {
+        let log = Log<Int>()
+        await withSerialTasks {
+            Task.detached {
+                log.append(1)
+                Task { log.append(2) }
+            }
+            await runUntilIdle()
+            #expect(log.values == [1, 2])
+        }
+    }
+
+    @Test func runUntilIdle_outsideWithSerialTasks_failsInsteadOfPretending() async {
+        await withKnownIssue {
+            await runUntilIdle()
+        }
+    }
+}
+
+@Suite struct QuiescenceActorTests {
+    actor Store {
+        var items: [Int] = []
+        func add(_ item: Int) { items.append(item) }
+    }
+
+    @Test func runUntilIdle_waitsForWorkOnDefaultActors() async {
+        let store = Store()
+        await withSerialTasks {
+            for item in 0..<10 { Task { await store.add(item) } }
+            await runUntilIdle()
+            #expect(await store.items.sorted() == Array(0..<10))
+        }
+    }
+}
+
+@Suite struct QuiescenceNestingTests {
+    @Test func nestedScopes_keepTheOuterScopeTracking() async {
+        let log = Log<String>()
+        await withSerialTasks {
+            await withSerialTasks {
+                Task { log.append("inner") }
+                await runUntilIdle()
+            }
+            Task { log.append("outer") }
+            await runUntilIdle()
+            #expect(log.values == ["inner", "outer"])
+        }
+    }
+}

@@ -106,10 +106,11 @@ import Testing
         let terminated = ProcessingChannel<Void>()
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         continuation.onTermination = { _ in Task { try await terminated.send(()) } }
+        let tracker = LeakTracker()
         var recorder: Recorder<Int>? = stream.record()
-        weak let weakRecorder = recorder
+        tracker.track(recorder!)
         recorder = nil
-        #expect(weakRecorder == nil)
+        #expect(tracker.aliveObjects.isEmpty)  // the recording task does not keep the recorder alive
         for await _ in terminated { break }  // the stream was terminated: the iteration stopped
     }
 }

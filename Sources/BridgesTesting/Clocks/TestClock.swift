@@ -5,18 +5,19 @@
 ///
 /// Before (waits 0.33 s of real time, and is flaky on a loaded machine):
 /// ```swift
-/// model.searchText = "123"
+/// let presenter = SearchPresenter(api: api, clock: ContinuousClock())
+/// try await presenter.searchText.send("123")
 /// try await Task.sleep(for: .milliseconds(330))
-/// #expect(api.queries == ["123"])
+/// #expect(api.invocations.map(\.request) == ["123"])
 /// ```
-/// After (takes microseconds):
+/// After (takes a millisecond or two):
 /// ```swift
 /// let clock = TestClock()
-/// let model = SearchModel(clock: clock)
-/// await withSerialTasks {
-///     await model.searchText.send("123")
+/// try await withSerialTasks {
+///     let presenter = SearchPresenter(api: api, clock: clock)
+///     try await presenter.searchText.send("123")
 ///     await clock.advance(by: .milliseconds(300))
-///     #expect(api.queries == ["123"])
+///     #expect(api.invocations.map(\.request) == ["123"])
 /// }
 /// ```
 ///

@@ -102,7 +102,6 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
     }
 
     private let arrivals = Arrivals<Invocation>()
-    private let counter = TestingLocked(0)
 
     public init() { XCTestFailureRecorder.start() }
 
@@ -112,12 +111,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
     /// Thread-safe; the completion is called later, when the test decides.
     @discardableResult
     public func call(_ request: Request, completion: @escaping Completion) -> Cancellation {
-        let index = counter.withLock { count -> Int in
-            defer { count += 1 }
-            return count
-        }
-        let invocation = Invocation(index: index, request: request, completion: completion)
-        arrivals.append(invocation)
+        let invocation = arrivals.append { Invocation(index: $0, request: request, completion: completion) }
         return Cancellation { [invocation] in invocation.cancel() }
     }
 

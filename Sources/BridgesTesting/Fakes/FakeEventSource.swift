@@ -8,7 +8,10 @@
 /// ```swift
 /// let source = FakeEventSource<Location>()
 /// let locations = CallbackStream<Location, any Error>(buffering: .unbounded) { sink in
-///     source.subscribe(onEvent: { sink.yield($0) }, onCompletion: { sink.finish(throwing: $0) })
+///     source.subscribe(
+///         onEvent: { _ = sink.yield($0) },
+///         onCompletion: { error in if let error { sink.finish(throwing: error) } else { sink.finish() } }
+///     )
 /// }
 /// let recorder = locations.record()
 /// let subscription = try await source.nextSubscription()
@@ -84,7 +87,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
     }
 
     private let arrivals = Arrivals<Subscription>()
-    private let counts = TestingLocked((subscribed: 0, tornDown: 0))
+    private let teardowns = TestingLocked(0)
 
     public init() { XCTestFailureRecorder.start() }
 
@@ -96,14 +99,9 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
         onEvent: @escaping EventHandler,
         onCompletion: @escaping CompletionHandler = { _ in }
     ) -> Cancellation {
-        let index = counts.withLock { counts -> Int in
-            defer { counts.subscribed += 1 }
-            return counts.subscribed
-        }
-        let subscription = Subscription(index: index, onEvent: onEvent, onCompletion: onCompletion)
-        arrivals.append(subscription)
-        return Cancellation { [counts, subscription] in
-            if subscription.tearDown() { counts.withLock { $0.tornDown += 1 } }
+        let subscription = arrivals.append { Subscription(index: $0, onEvent: onEvent, onCompletion: onCompletion) }
+        return Cancellation { [teardowns, subscription] in
+            if subscription.tearDown() { teardowns.withLock { $0 += 1 } }
         }
     }
 
@@ -132,7 +130,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
     /// How many times anyone subscribed.
     public var subscribeCount: Int { subscriptions.count }
     /// How many subscriptions were torn down (each counts once, however often it is cancelled).
-    public var teardownCount: Int { counts.withLock { $0.tornDown } }
+    public var teardownCount: Int { teardowns.withLock { $0 } }
 
     /// The next subscription the test has not yet taken, waiting until the code under test
     /// subscribes: the deterministic way to know that the source is being listened to.

@@ -11,13 +11,18 @@ final class Arrivals<Item: Sendable>: Sendable {
 
     var all: [Item] { state.withLock { $0.items } }
 
-    func append(_ item: Item) {
-        let gate = state.withLock { state -> Gate in
+    /// Appends the item `make` builds from its position (from 0), so that positions follow
+    /// the order of arrival even when items arrive from several threads at once. `make` runs
+    /// under the lock: it must only build the item.
+    func append(_ make: (Int) -> Item) -> Item {
+        let (item, gate) = state.withLock { state -> (Item, Gate) in
+            let item = make(state.items.count)
             state.items.append(item)
             defer { state.arrival = Gate() }
-            return state.arrival
+            return (item, state.arrival)
         }
         gate.open()
+        return item
     }
 
     /// The next item not yet handed out, or nil if none arrived within `timeout` of real time.

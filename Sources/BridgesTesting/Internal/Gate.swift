@@ -8,6 +8,8 @@ final class Gate: Sendable {
         var isOpen = false
         var nextID = 0
         var waiters: [Int: UnsafeContinuation<Bool, Never>] = [:]
+        /// Waits that timed out or were cancelled before their continuation was registered.
+        var abandoned: Set<Int> = []
     }
 
     private let state = TestingLocked(State())
@@ -48,23 +50,33 @@ final class Gate: Sendable {
                 self?.giveUp(id, opened: false)
             }
         }
-        defer { timerTask?.cancel() }
+        defer {
+            timerTask?.cancel()
+            state.withLock { _ = $0.abandoned.remove(id) }
+        }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.isOpen || Task.isCancelled { return true }
+                let resumeNow = state.withLock { state -> Bool? in
+                    if state.abandoned.remove(id) != nil || state.isOpen { return state.isOpen }
                     state.waiters[id] = continuation
-                    return false
+                    return nil
                 }
-                if resumeNow { continuation.resume(returning: isOpen) }
+                if let resumeNow { continuation.resume(returning: resumeNow) }
             }
         } onCancel: {
             giveUp(id, opened: nil)
         }
     }
 
+    /// Ends wait `id` early (timeout or cancellation), also when it has not registered yet.
     private func giveUp(_ id: Int, opened: Bool?) {
-        let (waiter, isOpen) = state.withLock { ($0.waiters.removeValue(forKey: id), $0.isOpen) }
+        let (waiter, isOpen) = state.withLock { state -> (UnsafeContinuation<Bool, Never>?, Bool) in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                if !state.isOpen { state.abandoned.insert(id) }
+                return (nil, state.isOpen)
+            }
+            return (waiter, state.isOpen)
+        }
         waiter?.resume(returning: opened ?? isOpen)
     }
 }

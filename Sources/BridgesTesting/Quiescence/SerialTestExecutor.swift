@@ -12,7 +12,7 @@
 // A task is tracked when
 // - it is the task that opened a scope (registered by pointer: a task's job is the task), or
 // - the job was enqueued while a tracked task was running on this thread (known by the
-//   task-local `SerialTestExecutor.$isTracking`, inherited by `Task {}` and child tasks, or by
+//   task-local `SerialTestExecutor.$scope`, inherited by `Task {}` and child tasks, or by
 //   the running task's address being tracked), which covers tasks created, resumed or yielded
 //   by tracked code, including tasks created before the scope that tracked code resumes, or
 // - its pointer was recorded earlier in the scope (a continuation of a tracked task resumed
@@ -29,16 +29,27 @@ import Dispatch
 final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutable state lives in `state`, under its lock
     static let shared = SerialTestExecutor()
 
-    @TaskLocal static var isTracking = false
+    /// The scope the current task belongs to (inherited by `Task {}` and child tasks).
+    @TaskLocal static var scope: UInt64?
+
+    /// Whether the current task runs inside a `withSerialTasks` scope that is still open.
+    static var isTracking: Bool {
+        guard let scope else { return false }
+        return shared.state.withLock { $0.openScopes.contains(scope) }
+    }
 
     typealias Original = @convention(thin) (UnownedJob) -> Void
     typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
 
+    private static let hookInstalled: Bool = installHook()
+
     private struct State {
-        var hookInstalled = false
-        var scopes = 0
-        /// Addresses of tasks whose jobs go to the serial queue while a scope is active.
-        var tracked: Set<UInt> = []
+        var nextScope: UInt64 = 0
+        var openScopes: Set<UInt64> = []
+        /// Addresses of tracked tasks, each with the scope that tracked it. Entries leave with
+        /// their scope, so that a finished task's address, reused by an unrelated task later,
+        /// is not mistaken for it for longer than the scope lasts.
+        var tracked: [UInt: UInt64] = [:]
         /// Jobs queued on, or running on, the serial queue.
         var pending = 0
         var idleWaiters: [UnsafeContinuation<Void, Never>] = []
@@ -51,53 +62,64 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     private let state = TestingLocked(State())
     private let queue = DispatchQueue(label: "BridgesTesting.SerialTestExecutor")
+    private let queueKey = DispatchSpecificKey<Bool>()
+
+    private init() { queue.setSpecific(key: queueKey, value: true) }
+
+    /// Whether the calling code runs on the serial queue (as a tracked job).
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) == true }
 
     // MARK: - Scopes
 
-    /// Registers the current task and installs the hook. Returns the task's address.
-    func enterScope() -> UInt? {
-        let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
-        let install = state.withLock { state -> Bool in
-            state.scopes += 1
-            if let task { state.tracked.insert(task) }
-            defer { state.hookInstalled = true }
-            return !state.hookInstalled
-        }
-        if install { Self.installHook() }
-        return task
+    /// An open scope, and the scope its task belonged to before (when scopes nest).
+    struct Scope {
+        let id: UInt64
+        let task: UInt?
+        let enclosing: UInt64?
     }
 
-    func leaveScope(_ task: UInt?) {
+    /// Opens a scope, tracks the current task in it, and installs the hook the first time.
+    func enterScope() -> Scope {
+        let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
+        _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
+        return state.withLock { state -> Scope in
+            state.nextScope += 1
+            state.openScopes.insert(state.nextScope)
+            let enclosing = task.flatMap { state.tracked.updateValue(state.nextScope, forKey: $0) }
+            return Scope(id: state.nextScope, task: task, enclosing: enclosing)
+        }
+    }
+
+    func leaveScope(_ scope: Scope) {
         state.withLock { state in
-            state.scopes -= 1
-            if state.scopes == 0 {
-                state.tracked.removeAll()
-            } else if let task {
-                state.tracked.remove(task)
+            state.openScopes.remove(scope.id)
+            state.tracked = state.tracked.filter { $0.value != scope.id }
+            if let task = scope.task, let enclosing = scope.enclosing, state.openScopes.contains(enclosing) {
+                state.tracked[task] = enclosing
             }
         }
     }
-
-    var isActive: Bool { state.withLock { $0.scopes > 0 } }
 
     // MARK: - Jobs
 
     private func route(_ job: UnownedJob, _ original: Original) {
         let address = unsafeBitCast(job, to: UInt.self)
-        let inTrackingScope = Self.isTracking
+        let taskScope = Self.scope
         let current = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } }
         let mine = state.withLock { state -> Bool in
-            guard state.scopes > 0 else { return false }
-            if state.tracked.contains(address) {
-                state.pending += 1
-                return true
+            guard !state.openScopes.isEmpty else { return false }
+            // Enqueued by a tracked task (inside an open scope, or tracked by address): the job's
+            // task joins that scope. This comes first, so that an entry left by a finished task
+            // whose address is now reused is overwritten by the new task's own scope.
+            let enqueuerScope = taskScope.flatMap { state.openScopes.contains($0) ? $0 : nil }
+                ?? current.flatMap { state.tracked[$0] }
+            if let enqueuerScope {
+                state.tracked[address] = enqueuerScope
+            } else if state.tracked[address] == nil {
+                return false
             }
-            if inTrackingScope || current.map(state.tracked.contains) == true {
-                state.tracked.insert(address)
-                state.pending += 1
-                return true
-            }
-            return false
+            state.pending += 1
+            return true
         }
         if mine { run(job) } else { original(job) }
     }
@@ -119,7 +141,17 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
         }
     }
 
+    /// Moves the calling task onto the serial queue: waits until idle, and again if the task was
+    /// resumed before it had finished suspending (it then continues where it was, without a hop).
+    func hop() async {
+        repeat { await waitUntilIdle() } while !isOnQueue
+    }
+
     /// Suspends until no tracked job is queued or running.
+    ///
+    /// Called from a tracked job, the idle check is queued behind that job, so it runs after the
+    /// task has suspended. Called from elsewhere, the task may be resumed before it has
+    /// suspended and go on running where it is: ``hop()`` handles that.
     func waitUntilIdle() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             state.withLock { $0.idleWaiters.append(continuation) }
@@ -134,15 +166,16 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
 
     // MARK: - The runtime hook
 
-    private static func installHook() {
+    private static func installHook() -> Bool {
         guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
             _reportTestFailure(
                 "BridgesTesting could not find swift_task_enqueueGlobal_hook in this Swift runtime; runUntilIdle() cannot see tasks",
                 fileID: #fileID, line: #line
             )
-            return
+            return false
         }
         let hook = symbol.assumingMemoryBound(to: Hook?.self)
         hook.pointee = { job, original in SerialTestExecutor.shared.route(job, original) }
+        return true
     }
 }

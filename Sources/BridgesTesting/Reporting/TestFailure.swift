@@ -1,9 +1,10 @@
 // Reports a failure to whichever test framework is running the current test.
 //
 // Swift Testing when `Test.current` is set (the reporting task belongs to a `@Test`), XCTest
-// otherwise (inside an `XCTestCase` the failure is recorded on the running test). Neither
+// otherwise: on the running `XCTestCase` at the exact file and line when BridgesTesting has
+// seen that test case start, else through `XCTFail` with the location in the message. Neither
 // framework's types appear in BridgesTesting's public API. Outside any test the failure is
-// written to standard error, so a misused helper is never silent.
+// printed, so a misused helper is never silent.
 import Testing
 import XCTest
 
@@ -40,6 +41,12 @@ func _reportTestFailure(
     } else if XCTestFailureRecorder.isRunningXCTest {
         XCTestFailureRecorder.record(message, file: filePath ?? fileID, line: line)
     } else {
-        print("\(fileID):\(line): error: \(message)")
+        // XCTest's current test case is not known (the observer was registered after it
+        // started), or no test runs at all: XCTFail records on the running XCTestCase, from any
+        // thread, and does nothing outside one. It only takes a StaticString file, so the
+        // location goes into the message; it is also printed, so nothing is ever silent.
+        let located = "\(fileID):\(line): \(message)"
+        XCTFail(located)
+        print("\(located)")
     }
 }
