@@ -45,11 +45,13 @@ import Testing
     @Test func failure_isRecorded() async throws {
         let source = FakeEventSource<Int>()
         let recorder = Self.locations(from: source, proxy: Proxy()).record()
-        _ = try await source.nextSubscription()
+        let subscription = try await source.nextSubscription()
         source.emit(7)
         source.fail(Failure())
         #expect(try await recorder.next() == 7)
         await recorder.expectFailure(Failure())
+        await subscription.waitForTeardown()
+        #expect(source.teardownCount == 1)
     }
 
     @Test func cancellingTheRecorder_tearsTheSourceDownAndReleasesTheProxy() async throws {

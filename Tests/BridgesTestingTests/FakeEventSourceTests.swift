@@ -37,11 +37,12 @@ import Testing
     @Test func fail_reachesTheConsumer() async throws {
         let source = FakeEventSource<Int>()
         let recorder = Self.stream(source).record()
-        _ = try await source.nextSubscription()
+        let subscription = try await source.nextSubscription()
         source.emit(1)
         source.fail(Failure())
         #expect(try await recorder.next() == 1)
         await recorder.expectFailure(Failure())
+        await subscription.waitForTeardown()
     }
 
     @Test func consumerCancellation_tearsTheSubscriptionDownAndReleasesItsHandlers() async throws {
@@ -83,6 +84,8 @@ import Testing
         #expect(try await second.next() == 11)
         source.finish()
         await second.expectFinished()
+        for subscription in source.subscriptions { await subscription.waitForTeardown() }
+        #expect(source.teardownCount == 2)
     }
 
     @Test func teardown_countsOnceHoweverOftenItIsCancelled() async throws {

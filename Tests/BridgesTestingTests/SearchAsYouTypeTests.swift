@@ -68,27 +68,32 @@ import Testing
         }
     }
 
-    /// The same scenario, timed: 300 ms of virtual time pass in far less wall time. Timed inside
-    /// `withSerialTasks`, where everything runs on BridgesTesting's own queue, so that other
-    /// suites loading the machine's cooperative threads (stress tests) do not distort it.
+    /// The same scenario, timed: 300 ms of virtual time pass in far less wall time (1–2 ms here).
+    /// Timed inside `withSerialTasks`, where everything runs on BridgesTesting's own queue, and
+    /// the fastest of three runs counts, so that other suites loading the machine (stress tests,
+    /// parallel builds) do not make a timing figure flaky.
     @Test func advancing300msOfVirtualTime_takesMillisecondsOfWallTime() async throws {
-        let api = FakeCompletionAPI<String, [String]>()
-        let clock = TestClock()
         let wallClock = ContinuousClock()
-        let elapsed = try await withSerialTasks {
-            let started = wallClock.now
-            let presenter = SearchPresenter(api: api, clock: clock)
-            let search = presenter.start()
-            for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
-            await clock.advance(by: .milliseconds(300))
-            api.complete(with: ["123 Main St"])
-            await runUntilIdle()
-            presenter.searchText.finish()
-            try await search.value
-            return started.duration(to: wallClock.now)
+        var fastest = Duration.seconds(3600)
+        for _ in 0..<3 {
+            let api = FakeCompletionAPI<String, [String]>()
+            let clock = TestClock()
+            let elapsed = try await withSerialTasks {
+                let started = wallClock.now
+                let presenter = SearchPresenter(api: api, clock: clock)
+                let search = presenter.start()
+                for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
+                await clock.advance(by: .milliseconds(300))
+                api.complete(with: ["123 Main St"])
+                await runUntilIdle()
+                presenter.searchText.finish()
+                try await search.value
+                return started.duration(to: wallClock.now)
+            }
+            #expect(api.invocations.map(\.request) == ["123"])
+            fastest = min(fastest, elapsed)
         }
-        #expect(api.invocations.map(\.request) == ["123"])
-        #expect(elapsed < .milliseconds(300), "300 ms of virtual time took \(elapsed) of wall time")
+        #expect(fastest < .milliseconds(300), "300 ms of virtual time took at best \(fastest) of wall time")
     }
 
     /// The example of docs/README-testing.md, as written there.

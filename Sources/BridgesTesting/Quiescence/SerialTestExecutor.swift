@@ -141,22 +141,34 @@ final class SerialTestExecutor: SerialExecutor, @unchecked Sendable {  // mutabl
         }
     }
 
-    /// Moves the calling task onto the serial queue: waits until idle, and again if the task was
-    /// resumed before it had finished suspending (it then continues where it was, without a hop).
+    /// Moves the calling task onto the serial queue: from here on it takes turns with the
+    /// tasks it tracks. Called inside a scope.
     func hop() async {
         repeat { await waitUntilIdle() } while !isOnQueue
     }
 
-    /// Suspends until no tracked job is queued or running.
+    /// Suspends until no tracked job is queued or running. Called inside a scope.
     ///
-    /// Called from a tracked job, the idle check is queued behind that job, so it runs after the
-    /// task has suspended. Called from elsewhere, the task may be resumed before it has
-    /// suspended and go on running where it is: ``hop()`` handles that.
+    /// The idle check must run after the waiting task has really suspended: a continuation
+    /// resumed while its task is still inside `withUnsafeContinuation` lets the task go on where
+    /// it is (no hop onto the queue), and ThreadSanitizer cannot see the runtime's handshake for
+    /// that case. From a tracked job the check is queued behind that very job, so it runs after
+    /// the suspension. From anywhere else (the scope's first hop, an actor-isolated test) a
+    /// tracked helper task waits instead, and the caller awaits its value: the runtime's own
+    /// task-completion path, which needs no such care; the caller is then resumed by a tracked
+    /// task, so a tracked caller lands on the queue.
     func waitUntilIdle() async {
+        if isOnQueue {
+            await waitUntilIdleOnQueue()
+        } else {
+            await Task.detached { [self] in await waitUntilIdleOnQueue() }.value
+        }
+    }
+
+    private func waitUntilIdleOnQueue() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             state.withLock { $0.idleWaiters.append(continuation) }
-            // Checked on the queue, never inline: resuming inside this closure would not
-            // suspend the task, and a check queued behind the running jobs sees them finish.
+            // Checked on the queue, behind the job that is running this (see above).
             queue.async { [self] in
                 let waiters = state.withLock { $0.pending == 0 ? $0.takeIdleWaiters() : [] }
                 for waiter in waiters { waiter.resume() }
