@@ -120,7 +120,7 @@ struct WithCompletionTests {
         await values.wait(count: 2)
         let token = withCompletion({ (value: Int?, error: (any Error)?) in
             values.record("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
-        }) { () async throws -> Int in try await Task.sleep(nanoseconds: 3_600_000_000_000); return 0 }
+        }) { () async throws -> Int in try await suspendUntilCancelled(); return 0 }
         token.cancel()
         await values.wait(count: 3)
         #expect(values.values == ["3,nil", "nil,true", "nil,true"])
@@ -149,7 +149,7 @@ struct WithCompletionTests {
         }) { 1 }
         let token = withCompletion(on: .queue(queue), { (_: Result<Int, any Error>) in
             onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
-        }) { try await Task.sleep(nanoseconds: 3_600_000_000_000); return 2 }
+        }) { try await suspendUntilCancelled(); return 2 }
         token.cancel()  // called here, off the queue: the CancellationError still goes to the queue
         await onQueue.wait(count: 2)
         #expect(onQueue.values == [true, true])
@@ -159,7 +159,7 @@ struct WithCompletionTests {
         let onMain = LifetimeRecorder<Bool>()
         withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) { 1 }
         let token = withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) {
-            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            try await suspendUntilCancelled()
             return 2
         }
         token.cancel()

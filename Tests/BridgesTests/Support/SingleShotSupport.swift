@@ -54,3 +54,15 @@ final class Weak<Object: AnyObject>: @unchecked Sendable {  // `object` is only 
     weak var object: Object?
     init(_ object: Object? = nil) { self.object = object }
 }
+
+/// Work that only ends by cancellation: suspends until the current task is cancelled, then
+/// throws `CancellationError`. (What a one-hour `Task.sleep` would do, without real time.)
+func suspendUntilCancelled() async throws {
+    let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+    await withTaskCancellationHandler {
+        for await _ in stream {}
+    } onCancel: {
+        continuation.finish()
+    }
+    throw CancellationError()
+}
