@@ -34,6 +34,9 @@ extension Publisher {
     ///   and reported as ``BridgeDiagnostic/Kind/excessEmission``.
     /// - Elements are yielded on the publisher's thread; the consumer receives them in its own
     ///   isolation.
+    /// - `.drop` keeps only what arrives while the consumer waits in `next()`. The subscription is
+    ///   made on the first `next()` but before the consumer waits, so what a synchronous publisher
+    ///   (`Just`, `CurrentValueSubject`) sends while subscribing is dropped (and given to `onDrop`).
     public func stream(
         buffering policy: BufferingPolicy,
         onDrop: (@Sendable (Output) -> Void)? = nil,
