@@ -10,8 +10,12 @@ import Dispatch
 #if canImport(Combine) || OpenCombine
 
 let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
-    try await slowConsumerTable()
-    try await liveSlowConsumers()
+    if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {  // Combine's `.values`, for contrast
+        try await slowConsumerTable()
+        try await liveSlowConsumers()
+    } else {
+        say("(the side-by-side table compares with Combine's `.values`, which needs macOS 12 / iOS 15)")
+    }
     try await pipelineToForAwait()
     try await sequenceToPublisher()
     try await futureToAsync()
@@ -23,6 +27,7 @@ let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequen
 /// 0 and is busy with it while the subject sends 1..<10 000 in one burst; then they all go on.
 /// What each delivers is exactly what its demand and policy say, so every count is the same on
 /// every run; the chapter checks what each policy promises.
+@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
 private func slowConsumerTable() async throws {
     let total = 10_000
     let subject = CombineTourSubject()
@@ -99,6 +104,7 @@ private func slowConsumerTable() async throws {
 
 /// The same comparison with consumers that really are slower than the producer: the lossy
 /// counts depend on scheduling (so they are printed, not checked); the lossless ones do not.
+@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
 private func liveSlowConsumers() async throws {
     let total = 10_000
     let subject = CombineTourSubject()
@@ -140,6 +146,7 @@ private func liveSlowConsumers() async throws {
 // MARK: - Snippets for MIGRATION.md
 
 /// `valuesLoses.before`: Combine's own bridge.
+@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
 private func consumeThroughValues(_ subject: AnyPublisher<Int, Never>, show: (Int) async -> Void) async {
     // snippet:begin valuesLoses.before
     for await value in subject.values {
