@@ -11,6 +11,7 @@ let chapters: [Chapter] = [
     singleShotChapter,
     lifetimesChapter,
     virtualTimeChapter,
+    combineChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

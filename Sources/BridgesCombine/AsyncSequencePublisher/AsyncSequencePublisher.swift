@@ -26,7 +26,9 @@ import Bridges
 ///   pauses (the task suspends) until `request(_:)`. The subscriber never receives more than it
 ///   requested, and the sequence is never asked for an element nobody requested.
 /// - `cancel()` cancels the iterating task (so a cancellation-aware sequence stops and tears its
-///   source down), releases the subscriber, and nothing is sent afterwards.
+///   source down) and releases the subscriber. Nothing is sent after a `cancel()` made from inside
+///   `receive(_:)`; a `cancel()` from another thread may race the one element being handed over
+///   at that moment (as in Combine), never more, and never a completion.
 /// - Completion is sent exactly once: `.finished` when `next()` returns nil, `.failure` when it
 ///   throws. Since `next()` is only called with demand, a subscriber that has received exactly
 ///   the elements it asked for sees `.finished` once it requests one more (Combine's `Sink`, with

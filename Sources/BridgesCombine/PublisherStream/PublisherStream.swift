@@ -34,6 +34,9 @@ extension Publisher {
     ///   and reported as ``BridgeDiagnostic/Kind/excessEmission``.
     /// - Elements are yielded on the publisher's thread; the consumer receives them in its own
     ///   isolation.
+    /// - `.drop` keeps only what arrives while the consumer waits in `next()`. The subscription is
+    ///   made on the first `next()` but before the consumer waits, so what a synchronous publisher
+    ///   (`Just`, `CurrentValueSubject`) sends while subscribing is dropped (and given to `onDrop`).
     public func stream(
         buffering policy: BufferingPolicy,
         onDrop: (@Sendable (Output) -> Void)? = nil,
@@ -46,7 +49,10 @@ extension Publisher {
         return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
             let subscriber = StreamSubscriber<Output, Failure>(sink: sink, demandDriven: policy.isWaiting, reporter: reporter)
             if policy.isWaiting {
-                sink.onDemand { count in subscriber.consumerCanTake(count) }
+                // Weak: the stream keeps its demand handler after the producer finished, and the
+                // subscriber holds the sink, so a strong capture would be a cycle that outlives a
+                // completed stream. Upstream and the teardown keep the subscriber alive meanwhile.
+                sink.onDemand { [weak subscriber] count in subscriber?.consumerCanTake(count) }
             }
             upstream.publisher.subscribe(subscriber)
             return Cancellation { subscriber.cancelUpstream() }

@@ -1,0 +1,86 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+import Testing
+import Bridges
+@testable import BridgesCombine
+
+#if canImport(Combine) || OpenCombine
+
+/// Keeps a weak reference to whatever subscriber attaches, so a test can check that the bridge's
+/// subscriber was released.
+final class WeakSubscriberBox: @unchecked Sendable {  // `object` is only touched through `lock`
+    private let lock = Locked<AnyObject?>(nil)
+    private weak var weakObject: AnyObject?
+    func set(_ object: AnyObject) { lock.withLock { _ in weakObject = object } }
+    var object: AnyObject? { lock.withLock { _ in weakObject } }
+}
+
+struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
+    typealias Output = Upstream.Output
+    typealias Failure = Upstream.Failure
+    let upstream: Upstream
+    let box: WeakSubscriberBox
+
+    func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+        box.set(subscriber as AnyObject)
+        upstream.receive(subscriber: subscriber)
+    }
+}
+
+/// The bridges' own subscribers are released when the bridge ends, whichever way it ends.
+@Suite struct LifetimeTests {
+    @Test func streamSubscriber_isReleasedAfterTheConsumerCancels() async {
+        let upstream = DemandRecordingPublisher<Int, Never>()
+        let box = WeakSubscriberBox()
+        let stream = SubscriberCapturingPublisher(upstream: upstream, box: box).stream(buffering: .unbounded)
+        let consumer = Task { for await _ in stream {} }
+        await upstream.waitForDemand()
+        #expect(box.object != nil)
+        consumer.cancel()
+        await consumer.value
+        await upstream.waitForCancellation()
+        #expect(box.object == nil)
+    }
+
+    @Test func streamSubscriber_isReleasedAfterUpstreamCompletes() async {
+        let upstream = DemandRecordingPublisher<Int, Never>()
+        let box = WeakSubscriberBox()
+        let stream = SubscriberCapturingPublisher(upstream: upstream, box: box).stream(buffering: .rendezvous)
+        let consumer = Task { for await _ in stream {} }
+        await upstream.send(1)
+        upstream.send(completion: .finished)
+        await consumer.value
+        #expect(box.object == nil)
+    }
+
+    @Test func firstValueSubscriber_isReleasedAfterTheValue() async {
+        let upstream = DemandRecordingPublisher<Int, Never>()
+        let box = WeakSubscriberBox()
+        let waiting = Task { await SubscriberCapturingPublisher(upstream: upstream, box: box).firstValue }
+        await upstream.send(3)
+        #expect(await waiting.value == 3)
+        #expect(box.object == nil)
+    }
+
+    @Test func asyncFutureSubscription_releasesItsSubscriberOnCancel() async {
+        let released = Gate()
+        let started = Gate()
+        do {
+            let subscriber = RecordingSubscriber<Int, any Error>(initialDemand: .max(1), deinitGate: released)
+            AsyncFuture<Int, any Error> {
+                started.open()
+                let (stream, _) = AsyncStream<Int>.makeStream()
+                for await _ in stream {}
+                throw CancellationError()
+            }.subscribe(subscriber)
+            await started.wait()
+            subscriber.cancel()
+        }
+        await released.wait()
+    }
+}
+
+#endif
