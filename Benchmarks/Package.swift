@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
     ],
     targets: [
+        .target(name: "CMallocInfo"),
         .executableTarget(
             name: "BridgesBenchmarks",
             dependencies: [
@@ -25,6 +26,7 @@ let package = Package(
                 .product(name: "BridgesCombine", package: "Bridges"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                "CMallocInfo",
             ]
         ),
     ],

@@ -21,7 +21,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 
 /// Times `body` with the continuous clock.
 @inline(__always)
-func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+func timed<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> (T, Double) {
     let clock = ContinuousClock()
     let start = clock.now
     let value = try await body()

@@ -22,6 +22,12 @@ print("Bridges benchmarks: \(quick ? "--quick" : "full") run, \(config.repetitio
 
 let started = ContinuousClock.now
 await runSingleShot(config)
+await runSPSC(config)
+await runWaiting(config)
+await runMainActor(config)
+await runCombine(config)
+await runScaling(config)
+await runMemory(config)
 
 printReport(config: config, buildInfo: buildInfo)
 print("total time: \(started.duration(to: .now))")
