@@ -24,3 +24,12 @@ func say(_ line: String) {
 func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw TourFailure(message()) }
 }
+
+/// A one-shot signal for chapters: `open()` from anywhere, `await wait()` until it is open.
+final class TourSignal: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+    init() { (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) }
+    func open() { continuation.yield(); continuation.finish() }
+    func wait() async { for await _ in stream { return } }
+}

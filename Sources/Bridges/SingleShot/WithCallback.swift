@@ -78,14 +78,15 @@ public func withCallback<Success: Sendable, Failure: Error>(
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
     fileID: String = #fileID,
     line: UInt = #line,
-    _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
 ) async throws -> Success {
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
     ).get()
 }
 
-/// Bridges a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+@_disfavoredOverload
 @inlinable
 public func withCallback<Success: Sendable, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
@@ -133,7 +134,7 @@ public func withCallback<Success: Sendable>(
     onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
     fileID: String = #fileID,
     line: UInt = #line,
-    _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Cancellation
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Cancellation?
 ) async throws -> Success {
     let site = CallSite(fileID: fileID, line: line)
     return try await _withCallbackCore(
@@ -141,7 +142,8 @@ public func withCallback<Success: Sendable>(
     ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
 }
 
-/// Bridges a non-cancellable `(T?, Error?)` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T?, Error?)` completion handler into `async`.
+@_disfavoredOverload
 @inlinable
 public func withCallback<Success: Sendable>(
     isolation: isolated (any Actor)? = #isolation,
@@ -172,7 +174,7 @@ public func withCallback<Success: Sendable>(
     onLateResult: (@Sendable (Success) -> Void)? = nil,
     fileID: String = #fileID,
     line: UInt = #line,
-    _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Cancellation
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Cancellation?
 ) async throws -> Success {
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
@@ -180,7 +182,8 @@ public func withCallback<Success: Sendable>(
     ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
 }
 
-/// Bridges a non-cancellable `(T) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T) -> Void` completion handler into `async`.
+@_disfavoredOverload
 @inlinable
 public func withCallback<Success: Sendable>(
     isolation: isolated (any Actor)? = #isolation,
@@ -212,7 +215,7 @@ public func withCallback(
     onLateResult: (@Sendable ((any Error)?) -> Void)? = nil,
     fileID: String = #fileID,
     line: UInt = #line,
-    _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Cancellation
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Cancellation?
 ) async throws {
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout,
@@ -222,7 +225,8 @@ public func withCallback(
     }.get()
 }
 
-/// Bridges a non-cancellable `(Error?) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
+@_disfavoredOverload
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
@@ -253,14 +257,15 @@ public func withCallback(
     timeout: BridgeTimeout? = nil,
     fileID: String = #fileID,
     line: UInt = #line,
-    _ body: (_ done: @escaping @Sendable () -> Void) throws -> Cancellation
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable () -> Void) throws -> Cancellation?
 ) async throws {
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: nil, fileID: fileID, line: line
     ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
 }
 
-/// Bridges a non-cancellable `() -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `() -> Void` completion handler into `async`.
+@_disfavoredOverload
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,

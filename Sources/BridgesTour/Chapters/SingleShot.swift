@@ -11,10 +11,17 @@ final class LegacyUserClient: Sendable {
     }
 
     private let queue = DispatchQueue(label: "legacy-client")
+    /// Lets the tour watch what the client does (a request started).
+    private let onRequest: @Sendable (Request) -> Void
+
+    init(onRequest: @escaping @Sendable (Request) -> Void = { _ in }) {
+        self.onRequest = onRequest
+    }
 
     @discardableResult
     func fetchUser(id: Int, delay: DispatchTimeInterval = .milliseconds(5), completion: @escaping @Sendable (Result<String, any Error>) -> Void) -> Request {
         let request = Request()
+        onRequest(request)
         queue.asyncAfter(deadline: .now() + delay) {
             if request.isCancelled { return completion(.failure(CancellationError())) }
             completion(.success("user-\(id)"))
@@ -22,8 +29,13 @@ final class LegacyUserClient: Sendable {
         return request
     }
 
+    /// Objective-C style: `(value?, error?)`.
+    func fetchAvatar(id: Int, completion: @escaping @Sendable ([UInt8]?, (any Error)?) -> Void) {
+        queue.async { completion([UInt8](repeating: UInt8(id), count: 4), nil) }
+    }
+
     /// A buggy API: it forgets the completion handler on one code path.
-    func fetchAvatar(id: Int, completion: @escaping @Sendable (Result<[UInt8], any Error>) -> Void) {
+    func fetchBanner(id: Int, completion: @escaping @Sendable (Result<[UInt8], any Error>) -> Void) {
         queue.async { _ = id }  // never calls `completion`; the closure is released here
     }
 }
@@ -35,6 +47,8 @@ final class LegacyFlag: Sendable {
     var isSet: Bool { lock.wait(); defer { lock.signal() }; return value }
     func set() { lock.wait(); value = true; lock.signal() }
 }
+
+private func show(_ result: Result<String, any Error>) {}
 
 let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler → async") {
     let client = LegacyUserClient()
@@ -56,25 +70,53 @@ let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler 
     say("withCallback delivered \(user)")
     try check(user == "user-42", "expected user-42, got \(user)")
 
+    // (value?, error?) handlers.
+    // snippet:begin valueOrError.before
+    client.fetchAvatar(id: 42) { bytes, error in
+        if let error { return print("failed: \(error)") }
+        guard let bytes else { return print("neither bytes nor error?") }
+        print("avatar: \(bytes.count) bytes")
+    }
+    // snippet:end valueOrError.before
+    // snippet:begin valueOrError.after
+    let bytes: [UInt8] = try await withCallback { done in
+        client.fetchAvatar(id: 42, completion: done)
+    }
+    // snippet:end valueOrError.after
+    say("(value?, error?) handler bridged: \(bytes.count) bytes")
+    try check(bytes.count == 4, "expected 4 bytes")
+
     // Cancellation reaches the legacy request.
     let request = LockedBox<LegacyUserClient.Request?>(nil)
-    let task = Task {
+    let started = TourSignal()
+    let watched = LegacyUserClient(onRequest: { request.value = $0; started.open() })
+    let task = Task { [client = watched] in
+        // snippet:begin cancellable.after
         try await withCallback { done in
             let r = client.fetchUser(id: 7, delay: .seconds(30), completion: done)
-            request.value = r
             return Cancellation { r.cancel() }
         }
+        // snippet:end cancellable.after
     }
+    await started.wait()
     task.cancel()
     let outcome = await task.result
     say("cancelled task ended with \(outcome), legacy request cancelled: \(request.value?.isCancelled ?? false)")
     try check((try? outcome.get()) == nil, "a cancelled bridge must throw")
-    try check(request.value.map(\.isCancelled) ?? true, "cancellation must reach the legacy request")
+    try check(request.value?.isCancelled == true, "cancellation must reach the legacy request")
+    // The same call before: the request object had to be kept and cancelled by hand.
+    // snippet:begin cancellable.before
+    let r = client.fetchUser(id: 7, delay: .seconds(30)) { result in
+        show(result)
+    }
+    r.cancel()  // and every caller must remember to do this when its screen goes away
+    // snippet:end cancellable.before
+    try check(r.isCancelled, "the legacy request was cancelled by hand")
 
     // A dropped callback becomes an error instead of a task suspended forever.
     do {
         _ = try await Diagnostics.withHandler({ say("diagnostic: \($0.kind)") }) {
-            try await withCallback { done in client.fetchAvatar(id: 1, completion: done) }
+            try await withCallback { done in client.fetchBanner(id: 1, completion: done) }
         }
         throw TourFailure("a dropped callback must throw")
     } catch BridgeError.callbackDropped {

@@ -1,0 +1,83 @@
+extension CallbackStream {
+    /// The producer's end of one iteration of a ``CallbackStream``: yield elements, then finish.
+    ///
+    /// Sendable: call it from any thread, any number of producers. Hold it (in a delegate proxy,
+    /// a callback) for as long as the producer runs; if every copy is released without
+    /// ``finish()``, the stream finishes and reports `.callbackDropped`, so that its consumer
+    /// never waits forever.
+    public struct Sink: Sendable {
+        @usableFromInline let token: SinkToken<Element, Failure>
+
+        @inlinable
+        init(_ token: SinkToken<Element, Failure>) { self.token = token }
+
+        /// Offers `element` to the consumer, synchronously; never blocks and never suspends.
+        ///
+        /// - Returns: `.enqueued`; `.dropped(e)` when a lossy policy dropped `e` (also passed to
+        ///   `onDrop`); `.stopProducing` under a waiting policy whose buffer is now full (the
+        ///   element *was* enqueued: nothing is lost; pause until ``onDemand(_:)`` says so);
+        ///   `.terminated` when the stream is over (after ``finish()`` this is also reported
+        ///   once as `.yieldAfterFinish`).
+        @inlinable
+        @discardableResult
+        public func yield(_ element: Element) -> YieldResult {
+            token.storage.act(token.storage.state.withLock { $0.yield(element) }, onDrop: token.onDrop, site: token.site)
+        }
+
+        /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
+        /// ``BufferingPolicy/suspending(_:)``) suspends until it is accepted: for `.rendezvous` until
+        /// the consumer has taken it, for `.suspending(n)` until it fits in the buffer. Under
+        /// other policies it returns at once, like ``yield(_:)``.
+        ///
+        /// - Returns: `.enqueued` once accepted, `.dropped`/`.terminated` as for ``yield(_:)``.
+        ///   If the sending task is cancelled while suspended, the element is enqueued anyway
+        ///   (nothing is lost) and the result is `.stopProducing`.
+        @inlinable
+        public func send(_ element: Element) async -> YieldResult {
+            await token.storage.send(element, onDrop: token.onDrop, site: token.site)
+        }
+
+        /// Ends the stream normally: the consumer receives what is buffered, then `nil`. The
+        /// teardown runs now, on this thread. A second call is ignored and reported.
+        @inlinable
+        public func finish() {
+            token.storage.finish(nil, site: token.site)
+        }
+
+        /// Ends the stream with `error`: the consumer receives what is buffered, then `error` is
+        /// thrown. The teardown runs now, on this thread.
+        @inlinable
+        public func finish(throwing error: Failure) {
+            token.storage.finish(error, site: token.site)
+        }
+
+        /// Whether the stream is over (finished by the producer, or ended by the consumer);
+        /// yields now answer `.terminated`.
+        public var isTerminated: Bool {
+            token.storage.state.withLock { $0.isTerminated }
+        }
+
+        /// How many elements the policy has dropped so far.
+        public var droppedCount: Int {
+            token.storage.state.withLock { $0.droppedCount }
+        }
+
+        /// Registers `handler`, told how many more elements the consumer can take now, so a
+        /// pausable source (a `FileHandle`, a `URLSessionTask`, a Combine subscription) produces
+        /// only what is wanted. It replaces any handler registered before, and is called never
+        /// while a lock is held, on the thread named below:
+        ///
+        /// - `.suspending(n)`: once at registration with the room left (n when nothing is
+        ///   buffered), on this thread; then with 1 each time the consumer takes an element, on
+        ///   the consumer's thread.
+        /// - `.rendezvous`: with 1 each time the consumer calls `next()` and nothing is buffered,
+        ///   on the consumer's thread, just before it suspends (and at registration if it is
+        ///   already waiting).
+        /// - lossy and unbounded policies: once, at registration, with `Int.max`.
+        ///
+        /// After `.stopProducing`, a pausable source pauses and resumes when this is called.
+        public func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
+            token.storage.onDemand(handler)
+        }
+    }
+}

@@ -1,0 +1,491 @@
+/// The state of one iteration of a ``CallbackStream``: a pure value, no locks, nothing resumed.
+///
+/// ``CallbackStreamStorage`` takes its lock, runs one `mutating` event here, releases the lock
+/// and then performs the returned action (resumes continuations, runs the teardown, calls
+/// `onDrop` and demand handlers). Exactly-once is structural: the builder, the teardown and
+/// every continuation are moved out of the state by the event that uses them, so no second path
+/// can find them.
+///
+/// One machine serves one iterator (streams are cold: every iterator has its own producer), so
+/// there is at most one consumer; any number of producer threads may yield and send.
+@usableFromInline
+struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
+    @usableFromInline typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
+    @usableFromInline typealias Consumer = UnsafeContinuation<Delivery, Never>
+    @usableFromInline typealias SenderContinuation = UnsafeContinuation<Handoff<YieldResult>, Never>
+    @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
+
+    @usableFromInline
+    enum Mode { case unbounded, dropNewest, dropOldest, suspending }
+
+    /// What a suspended consumer is resumed with (`@unchecked Sendable`: see the extension below): the element or the end, and (under
+    /// `.suspending(n)`) the demand handler the consumer calls with 1 once it has taken the element.
+    @usableFromInline
+    struct Delivery {
+        @usableFromInline let result: Result<Element?, Failure>
+        @usableFromInline let demand: DemandHandler?
+
+        @inlinable
+        init(_ result: Result<Element?, Failure>, demand: DemandHandler? = nil) {
+            self.result = result
+            self.demand = demand
+        }
+    }
+
+    @usableFromInline
+    enum Phase {
+        /// Entered at creation (`makeAsyncIterator`). Nothing has run. Left by the first `next()`
+        /// (→ streaming, the builder runs) or by the consumer going away or being cancelled
+        /// (→ terminated; the builder is released without running, so there is no teardown).
+        case idle(Builder)
+        /// The builder ran (or is running) and the producer may yield. Left when the producer
+        /// finishes (→ finished, or → terminated if the consumer was waiting) or when the
+        /// consumer goes away or is cancelled (→ terminated).
+        case streaming
+        /// The producer finished; the teardown has run (or runs as soon as the builder returns
+        /// it). The consumer drains the buffer, then receives the failure or `nil` (→ terminated),
+        /// unless it goes away or is cancelled first (→ terminated).
+        case finished(Failure?)
+        /// Terminal: the consumer saw the end, went away or was cancelled. Yields answer
+        /// `.terminated`.
+        case terminated
+    }
+
+    /// The teardown the builder returned, tracked apart from the phase because the producer may
+    /// finish while the builder is still running.
+    @usableFromInline
+    enum Teardown {
+        /// The builder has not returned yet (or never ran).
+        case notYetReturned
+        /// Returned and not run: runs when the stream ends.
+        case held(Cancellation)
+        /// The stream ended while the builder ran: run the teardown as soon as it is returned.
+        case runWhenReturned
+        /// Run, or never needed (the builder never ran).
+        case spent
+    }
+
+    /// An `await send` suspended because a waiting policy had no room for its element.
+    @usableFromInline
+    struct Sender {
+        @usableFromInline let id: UInt64
+        @usableFromInline let element: Element
+        @usableFromInline let continuation: SenderContinuation
+
+        @inlinable
+        init(id: UInt64, element: Element, continuation: SenderContinuation) {
+            self.id = id
+            self.element = element
+            self.continuation = continuation
+        }
+    }
+
+    @usableFromInline let mode: Mode
+    @usableFromInline let capacity: Int
+    @usableFromInline var phase: Phase
+    @usableFromInline var teardown: Teardown = .notYetReturned
+    /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
+    @usableFromInline var buffer = RingBuffer<Element>()
+    /// The consumer suspended in `next()`; only while streaming with nothing buffered.
+    @usableFromInline var consumer: Consumer?
+    /// `await send`s waiting for room, oldest first.
+    @usableFromInline var senders: [Sender] = []
+    @usableFromInline var nextSenderID: UInt64 = 0
+    @usableFromInline var demandHandler: DemandHandler?
+    @usableFromInline var droppedCount = 0
+    /// The producer called `finish` (or released its sink): later yields are misuse.
+    @usableFromInline var producerFinished = false
+    @usableFromInline var reportedYieldAfterFinish = false
+
+    @inlinable
+    init(policy: BufferingPolicy, builder: Builder) {
+        switch policy.kind {
+        case .unbounded: (mode, capacity) = (.unbounded, Int.max)
+        case .dropNewest(let n): (mode, capacity) = (.dropNewest, n)
+        case .dropOldest(let n): (mode, capacity) = (.dropOldest, n)
+        case .suspending(let n): (mode, capacity) = (.suspending, n)
+        }
+        phase = .idle(builder)
+    }
+
+    /// Whether taking an element gives the producer one more unit of demand (`.suspending(n)`, n > 0).
+    @inlinable var signalsDemandOnTake: Bool { mode == .suspending && capacity > 0 }
+
+    @inlinable
+    mutating func discardBuffer() -> RingBuffer<Element>? {
+        guard !buffer.isEmpty else { return nil }
+        let old = buffer
+        buffer = RingBuffer()
+        return old
+    }
+
+    @inlinable
+    mutating func takeTeardown() -> Cancellation? {
+        switch teardown {
+        case .held(let cancellation):
+            teardown = .spent
+            return cancellation
+        case .notYetReturned:
+            teardown = .runWhenReturned
+            return nil
+        case .runWhenReturned, .spent:
+            return nil
+        }
+    }
+
+    // MARK: - Next
+
+    @usableFromInline
+    enum NextAction {
+        /// Return this element. Resume `sender` (its element now has room) with `.enqueued`, and
+        /// call `demand` with 1.
+        case element(Element, sender: SenderContinuation?, demand: DemandHandler?)
+        /// The stream is over: throw the failure, or return nil.
+        case end(Failure?)
+        /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
+        case runBuilder(Builder)
+        /// Nothing buffered: suspend and call `suspend`.
+        case suspend
+    }
+
+    /// The consumer asks for an element without suspending.
+    @inlinable
+    mutating func next() -> NextAction {
+        switch phase {
+        case .streaming:
+            if let element = buffer.popFirst() {
+                var sender: SenderContinuation?
+                if !senders.isEmpty && buffer.count < capacity {
+                    let first = senders.removeFirst()
+                    buffer.append(first.element)
+                    sender = first.continuation
+                }
+                return .element(element, sender: sender, demand: signalsDemandOnTake ? demandHandler : nil)
+            }
+            if !senders.isEmpty {
+                // Rendezvous: take the element straight from the waiting sender.
+                let first = senders.removeFirst()
+                return .element(first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandHandler : nil)
+            }
+            return .suspend
+        case .finished(let failure):
+            if let element = buffer.popFirst() {
+                return .element(element, sender: nil, demand: nil)
+            }
+            phase = .terminated
+            return .end(failure)
+        case .terminated:
+            return .end(nil)
+        case .idle(let builder):
+            phase = .streaming
+            return .runBuilder(builder)
+        }
+    }
+
+    /// The builder returned its teardown. Returns it if the stream already ended (run it now).
+    @inlinable
+    mutating func builderReturned(_ cancellation: Cancellation) -> Cancellation? {
+        switch teardown {
+        case .notYetReturned:
+            teardown = .held(cancellation)
+            return nil
+        case .runWhenReturned:
+            teardown = .spent
+            return cancellation
+        case .held, .spent:
+            preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
+        }
+    }
+
+    @usableFromInline
+    enum SuspendAction {
+        /// Suspended; call `demand` with 1 (rendezvous: the consumer is asking for one element).
+        case suspended(demand: DemandHandler?)
+        /// Something arrived meanwhile: resume at once with it, and resume `sender` with `.enqueued`.
+        case resume(Consumer, Delivery, sender: SenderContinuation?)
+        /// Another task is already suspended on this iterator: resume this one with nil and report.
+        case concurrentIteration(Consumer)
+    }
+
+    /// The consumer found nothing and is now suspended on `continuation`.
+    @inlinable
+    mutating func suspend(_ continuation: Consumer) -> SuspendAction {
+        if case .streaming = phase, consumer != nil {
+            return .concurrentIteration(continuation)
+        }
+        switch next() {
+        case .suspend:
+            consumer = continuation
+            return .suspended(demand: mode == .suspending && capacity == 0 ? demandHandler : nil)
+        case .element(let element, let sender, let demand):
+            return .resume(continuation, Delivery(.success(element), demand: demand), sender: sender)
+        case .end(let failure):
+            return .resume(continuation, Delivery(failure.map { .failure($0) } ?? .success(nil)), sender: nil)
+        case .runBuilder:
+            preconditionFailure("Internal inconsistency: suspended before the builder ran")
+        }
+    }
+
+    // MARK: - Consumer gone or cancelled
+
+    @usableFromInline
+    enum TerminateAction {
+        case none
+        /// Release these outside the lock, resume the suspended consumer with nil, tell waiting
+        /// senders `.terminated`, and run the teardown.
+        case terminate(
+            builder: Builder?,
+            consumer: Consumer?,
+            senders: [Sender],
+            teardown: Cancellation?,
+            discarded: RingBuffer<Element>?
+        )
+    }
+
+    /// The consumer's task was cancelled, or its iterator was released.
+    @inlinable
+    mutating func consumerTerminated() -> TerminateAction {
+        switch phase {
+        case .idle(let builder):
+            phase = .terminated
+            teardown = .spent
+            return .terminate(builder: builder, consumer: nil, senders: [], teardown: nil, discarded: nil)
+        case .streaming, .finished:
+            phase = .terminated
+            let waiting = consumer
+            consumer = nil
+            let waitingSenders = senders
+            senders = []
+            return .terminate(
+                builder: nil,
+                consumer: waiting,
+                senders: waitingSenders,
+                teardown: takeTeardown(),
+                discarded: discardBuffer()
+            )
+        case .terminated:
+            return .none
+        }
+    }
+
+    // MARK: - Yield
+
+    @usableFromInline
+    enum YieldAction {
+        /// Hand the element to the suspended consumer (with `demand` for it to call), and answer `result`.
+        case resumeConsumer(Consumer, Element, demand: DemandHandler?, result: YieldResult)
+        /// Answer `result` (`.enqueued` or `.stopProducing`).
+        case answer(YieldResult)
+        /// The policy dropped this element: report it to `onDrop` and answer `.dropped(element)`.
+        case dropped(Element)
+        /// The stream is over: answer `.terminated`; report misuse if the producer had finished.
+        case terminated(reportYieldAfterFinish: Bool)
+    }
+
+    @inlinable
+    mutating func yield(_ element: Element) -> YieldAction {
+        switch phase {
+        case .streaming:
+            if let waiting = consumer {
+                consumer = nil
+                return .resumeConsumer(
+                    waiting,
+                    element,
+                    demand: signalsDemandOnTake ? demandHandler : nil,
+                    result: mode == .suspending && capacity == 0 ? .stopProducing : .enqueued
+                )
+            }
+            switch mode {
+            case .unbounded:
+                buffer.append(element)
+                return .answer(.enqueued)
+            case .dropNewest:
+                if buffer.count < capacity {
+                    buffer.append(element)
+                    return .answer(.enqueued)
+                }
+                droppedCount += 1
+                return .dropped(element)
+            case .dropOldest:
+                if buffer.count < capacity {
+                    buffer.append(element)
+                    return .answer(.enqueued)
+                }
+                let oldest = buffer.popFirst()!
+                buffer.append(element)
+                droppedCount += 1
+                return .dropped(oldest)
+            case .suspending:
+                buffer.append(element)
+                return .answer(buffer.count + senders.count >= capacity ? .stopProducing : .enqueued)
+            }
+        case .finished, .terminated:
+            return .terminated(reportYieldAfterFinish: noteMisuseAfterFinish())
+        case .idle:
+            preconditionFailure("Internal inconsistency: yield before the builder ran")
+        }
+    }
+
+    /// Whether a yield/finish now is the producer's misuse that has not been reported yet.
+    @inlinable
+    mutating func noteMisuseAfterFinish() -> Bool {
+        guard producerFinished, !reportedYieldAfterFinish else { return false }
+        reportedYieldAfterFinish = true
+        return true
+    }
+
+    // MARK: - Send
+
+    @usableFromInline
+    enum SendAttempt {
+        /// Done without waiting: act on this yield action.
+        case done(YieldAction)
+        /// No room: suspend with this id and call `enqueueSender`.
+        case mustWait(Element, id: UInt64)
+    }
+
+    @inlinable
+    mutating func trySend(_ element: Element) -> SendAttempt {
+        guard mode == .suspending, case .streaming = phase, consumer == nil,
+              buffer.count + senders.count >= capacity
+        else { return .done(sendWithoutWaiting(element)) }
+        nextSenderID &+= 1
+        return .mustWait(element, id: nextSenderID)
+    }
+
+    /// Like `yield`, except that a waiting policy that has room answers `.enqueued`.
+    @inlinable
+    mutating func sendWithoutWaiting(_ element: Element) -> YieldAction {
+        switch yield(element) {
+        case .resumeConsumer(let consumer, let element, let demand, _):
+            return .resumeConsumer(consumer, element, demand: demand, result: .enqueued)
+        case .answer:
+            return .answer(.enqueued)
+        case let other:
+            return other
+        }
+    }
+
+    @usableFromInline
+    enum EnqueueSenderAction {
+        /// Suspended until the consumer makes room.
+        case suspended
+        /// Room appeared (or the stream ended) meanwhile: act on this yield action and resume the
+        /// sender with its result.
+        case resumeNow(SenderContinuation, YieldAction)
+    }
+
+    @inlinable
+    mutating func enqueueSender(_ element: Element, id: UInt64, _ continuation: SenderContinuation) -> EnqueueSenderAction {
+        guard case .streaming = phase, consumer == nil, buffer.count + senders.count >= capacity else {
+            return .resumeNow(continuation, sendWithoutWaiting(element))
+        }
+        senders.append(Sender(id: id, element: element, continuation: continuation))
+        return .suspended
+    }
+
+    /// The sending task was cancelled: its element is enqueued anyway (a waiting policy never
+    /// loses data) and it is told `.stopProducing`. Returns nil if it was already resumed.
+    @inlinable
+    mutating func cancelSender(id: UInt64) -> SenderContinuation? {
+        guard let index = senders.firstIndex(where: { $0.id == id }) else { return nil }
+        let sender = senders.remove(at: index)
+        buffer.append(sender.element)
+        return sender.continuation
+    }
+
+    // MARK: - Finish
+
+    @usableFromInline
+    enum FinishAction {
+        case none
+        /// Report a second finish (or a finish after the sink was released).
+        case reportFinishAfterFinish
+        /// Resume the waiting consumer with the end, resume `senders` with `.enqueued` (their
+        /// elements were moved into the buffer and will be delivered), run the teardown.
+        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: Cancellation?)
+    }
+
+    @inlinable
+    mutating func finish(_ failure: Failure?) -> FinishAction {
+        switch phase {
+        case .streaming:
+            producerFinished = true
+            let teardown = takeTeardown()
+            if let waiting = consumer {
+                consumer = nil
+                phase = .terminated
+                return .finish(consumer: waiting, failure, senders: [], teardown: teardown)
+            }
+            var resumed: [SenderContinuation] = []
+            if !senders.isEmpty {
+                resumed.reserveCapacity(senders.count)
+                for sender in senders {
+                    buffer.append(sender.element)
+                    resumed.append(sender.continuation)
+                }
+                senders = []
+            }
+            phase = .finished(failure)
+            return .finish(consumer: nil, nil, senders: resumed, teardown: teardown)
+        case .finished, .terminated:
+            return noteMisuseAfterFinish() ? .reportFinishAfterFinish : .none
+        case .idle:
+            preconditionFailure("Internal inconsistency: finish before the builder ran")
+        }
+    }
+
+    /// Every copy of the sink was released. If the producer had not finished, the stream
+    /// finishes (and this is reported) so that the consumer does not wait forever.
+    @inlinable
+    mutating func producerReleased() -> FinishAction? {
+        guard case .streaming = phase, !producerFinished else { return nil }
+        let action = finish(nil)
+        reportedYieldAfterFinish = true  // nobody can yield through a released sink
+        return action
+    }
+
+    // MARK: - Demand
+
+    /// Installs the demand handler; returns the demand to report at once, if any.
+    @inlinable
+    mutating func registerDemand(_ handler: @escaping DemandHandler) -> Int? {
+        switch phase {
+        case .finished, .terminated:
+            return nil
+        case .idle, .streaming:
+            demandHandler = handler
+            switch mode {
+            case .unbounded, .dropNewest, .dropOldest:
+                return Int.max
+            case .suspending where capacity == 0:
+                return consumer != nil ? 1 : nil
+            case .suspending:
+                let room = capacity - buffer.count - senders.count
+                return room > 0 ? room : nil
+            }
+        }
+    }
+
+    @inlinable
+    var isTerminated: Bool {
+        switch phase {
+        case .idle, .streaming: false
+        case .finished, .terminated: true
+        }
+    }
+}
+
+// A delivery is created by the thread that resumes the consumer and read only by the consumer it
+// resumes: the element moves from one producer to one consumer and is never shared, exactly as
+// `AsyncStream` hands over its (possibly non-Sendable) elements.
+extension CallbackStreamStateMachine.Delivery: @unchecked Sendable {}
+
+/// A value moved from the thread that resumes a continuation to the task it resumes, once.
+@usableFromInline
+struct Handoff<Value>: @unchecked Sendable {  // moved, never shared: one writer, then one reader
+    @usableFromInline let value: Value
+
+    @inlinable
+    init(_ value: Value) { self.value = value }
+}

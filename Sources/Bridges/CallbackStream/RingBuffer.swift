@@ -1,0 +1,63 @@
+/// A FIFO ring buffer with reference semantics, for the stream engine's buffered elements.
+///
+/// Reference semantics on purpose: it lives inside a state machine that is itself inside a
+/// lock, and is only ever mutated under that lock, so copy-on-write would only cost uniqueness
+/// checks (and a copy whenever an enum payload is extracted). Storage is allocated on the first
+/// append and grows by doubling; elements are moved, never copied, when it grows.
+@usableFromInline
+final class RingBuffer<Element> {
+    @usableFromInline var storage: UnsafeMutablePointer<Element>?
+    @usableFromInline var capacity = 0
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
+
+    @inlinable init() {}
+
+    @inlinable
+    deinit {
+        removeAll()
+        storage?.deallocate()
+    }
+
+    @inlinable var isEmpty: Bool { count == 0 }
+
+    @inlinable
+    func append(_ element: __owned Element) {
+        if count == capacity { grow() }
+        var index = head &+ count
+        if index >= capacity { index &-= capacity }
+        (storage.unsafelyUnwrapped + index).initialize(to: element)
+        count &+= 1
+    }
+
+    @inlinable
+    func popFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = (storage.unsafelyUnwrapped + head).move()
+        head &+= 1
+        if head == capacity { head = 0 }
+        count &-= 1
+        return element
+    }
+
+    @inlinable
+    func removeAll() {
+        while count > 0 { _ = popFirst() }
+        head = 0
+    }
+
+    @usableFromInline
+    func grow() {
+        let newCapacity = Swift.max(capacity &* 2, 8)
+        let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let storage {
+            let firstPart = Swift.min(count, capacity - head)
+            (newStorage).moveInitialize(from: storage + head, count: firstPart)
+            (newStorage + firstPart).moveInitialize(from: storage, count: count - firstPart)
+            storage.deallocate()
+        }
+        storage = newStorage
+        capacity = newCapacity
+        head = 0
+    }
+}

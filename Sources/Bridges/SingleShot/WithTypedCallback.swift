@@ -1,0 +1,50 @@
+/// Why a typed single-shot bridge failed: the legacy API's own typed error, or the bridge's.
+///
+/// `withCallback` cannot be `throws(MyError)`: besides the legacy API's failures it also ends
+/// by cancellation, a timeout or a dropped handler, none of which is a `MyError`. So the typed
+/// form throws this enum, which keeps `MyError` typed and names the other three exhaustively.
+public enum CallbackFailure<Failure: Error>: Error {
+    /// The legacy API reported this failure.
+    case failure(Failure)
+    /// The awaiting task was cancelled (the legacy call's `Cancellation` has run).
+    case cancelled
+    /// The bridge ended the wait: ``BridgeError/callbackDropped``, ``BridgeError/timedOut``.
+    case bridge(BridgeError)
+}
+
+extension CallbackFailure: Equatable where Failure: Equatable {}
+
+/// `withCallback` for a `Result<T, MyError>` handler, with typed throws.
+///
+/// ```swift
+/// do {
+///     let user = try await withTypedCallback { done in client.fetchUser(id, completion: done) }
+/// } catch .failure(let apiError) {          // apiError: APIError, no cast
+///     …
+/// } catch .cancelled { … } catch .bridge(let error) { … }
+/// ```
+/// Same guarantees as ``withCallback(isolation:timeout:onLateResult:fileID:line:_:)-8mb2k``.
+@inlinable
+public func withTypedCallback<Success: Sendable, Failure: Error>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Cancellation?
+) async throws(CallbackFailure<Failure>) -> Success {
+    let result: Result<Success, Failure>
+    do {
+        result = try await _withCallbackCore(
+            isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
+        )
+    } catch let error as BridgeError {
+        throw .bridge(error)
+    } catch {
+        throw .cancelled  // the core's only other failure, as the body here cannot throw
+    }
+    switch result {
+    case .success(let value): return value
+    case .failure(let error): throw .failure(error)
+    }
+}

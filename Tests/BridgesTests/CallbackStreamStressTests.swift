@@ -1,0 +1,178 @@
+import Bridges
+import Dispatch
+import Testing
+
+/// Producers on real threads, exact counts: nothing lost or duplicated unless cancelled, and
+/// when cancelled every producer's delivered elements are a gap-free prefix of what it yielded.
+@Suite("CallbackStream: stress")
+struct CallbackStreamStressTests {
+    static let producers = 4
+    static let perProducer = 100_000
+
+    /// Runs `producers` threads that each yield `0..<perProducer` tagged with their index.
+    static func fourProducers(_ policy: BufferingPolicy, probe: StreamProbe, yields: Counter? = nil) -> CallbackStream<Int, Never> {
+        CallbackStream<Int, Never>.probed(probe, buffering: policy) { sink in
+            let producer = sink
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: producers) { p in
+                    for i in 0..<perProducer {
+                        if case .terminated = producer.yield(p * perProducer + i) { return }
+                        yields?.increment()
+                    }
+                }
+                producer.finish()
+            }
+        }
+    }
+
+    /// Checks that per producer the values arrive in order, without duplicates or gaps.
+    static func checkPrefixes(_ received: [Int], complete: Bool) {
+        var next = Array(repeating: 0, count: producers)
+        for value in received {
+            let p = value / perProducer
+            #expect(value % perProducer == next[p], "producer \(p): out of order, duplicated or lost")
+            if value % perProducer != next[p] { return }
+            next[p] += 1
+        }
+        if complete { #expect(next == Array(repeating: perProducer, count: producers)) }
+    }
+
+    @Test(arguments: [BufferingPolicy.unbounded, .rendezvous])
+    func fourThreadProducers_everyElementOnce(_ policy: BufferingPolicy) async {
+        let probe = StreamProbe()
+        var received: [Int] = []
+        received.reserveCapacity(Self.producers * Self.perProducer)
+        for await value in Self.fourProducers(policy, probe: probe) { received.append(value) }
+        #expect(received.count == Self.producers * Self.perProducer)
+        Self.checkPrefixes(received, complete: true)
+        await probe.proxyReleased.wait()
+        #expect(probe.teardowns.value == 1)
+    }
+
+    @Test(arguments: [BufferingPolicy.unbounded, .rendezvous])
+    func fourThreadProducers_withConcurrentCancellation_prefixesOnly_teardownOnce(_ policy: BufferingPolicy) async {
+        for round in 0..<6 {
+            let probe = StreamProbe()
+            let halfway = Signal()
+            let stream = Self.fourProducers(policy, probe: probe)
+            let consumer = Task {
+                var received: [Int] = []
+                for await value in stream {
+                    received.append(value)
+                    if received.count == 1_000 * (round + 1) { halfway.open() }
+                }
+                return received
+            }
+            await halfway.wait()
+            DispatchQueue.global().async { consumer.cancel() }  // from another thread, mid-stream
+            let received = await consumer.value
+            #expect(received.count >= 1_000 * (round + 1))
+            Self.checkPrefixes(received, complete: false)
+            await probe.proxyReleased.wait()
+            #expect(probe.teardowns.value == 1)
+        }
+    }
+
+    @Test func fourTaskSenders_rendezvous_everyElementOnce() async {
+        let box = SinkBox<Int, Never>()
+        let probe = StreamProbe()
+        let perSender = 20_000
+        let stream = CallbackStream<Int, Never>.probed(probe, box: box, buffering: .rendezvous)
+        let consumer = Task {
+            var received: [Int] = []
+            for await value in stream { received.append(value) }
+            return received
+        }
+        await box.ready.wait()
+        let sink = box.sink
+        box.clear()
+        await withTaskGroup(of: Void.self) { group in
+            for p in 0..<Self.producers {
+                group.addTask {
+                    for i in 0..<perSender { #expect(await sink.send(p * Self.perProducer + i) == .enqueued) }
+                }
+            }
+        }
+        sink.finish()
+        let received = await consumer.value
+        #expect(received.count == Self.producers * perSender)
+        var next = Array(repeating: 0, count: Self.producers)
+        for value in received {
+            let p = value / Self.perProducer
+            #expect(value % Self.perProducer == next[p])
+            next[p] += 1
+        }
+        await probe.proxyReleased.wait()
+    }
+
+    @Test func finishRacingCancellation_teardownExactlyOnce() async {
+        var ended = 0
+        for _ in 0..<2_000 {
+            let probe = StreamProbe()
+            let box = SinkBox<Int, Never>()
+            let waiting = Signal()
+            let stream = CallbackStream<Int, Never>.probed(probe, box: box, buffering: .rendezvous) { sink in
+                sink.onDemand { _ in waiting.open() }
+            }
+            let consumer = Task { for await _ in stream {} }
+            await waiting.wait()
+            let sink = box.sink
+            box.clear()
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                if side == 0 { sink.finish() } else { consumer.cancel() }
+            }
+            await consumer.value
+            await probe.proxyReleased.wait()
+            #expect(probe.teardowns.value == 1)
+            ended += 1
+        }
+        #expect(ended == 2_000)
+    }
+}
+
+@Suite("CallbackStream: isolation")
+struct CallbackStreamIsolationTests {
+    @MainActor
+    @Test func mainActorConsumer_drainsBufferedStream() async {
+        let probe = StreamProbe()
+        let stream = CallbackStream<Int, Never>.probed(probe) { sink in
+            for value in 0..<10_000 { sink.yield(value) }
+            sink.finish()
+        }
+        var sum = 0
+        var count = 0
+        for await value in stream {
+            MainActor.assertIsolated()
+            sum += value
+            count += 1
+        }
+        #expect(count == 10_000)
+        #expect(sum == (0..<10_000).reduce(0, +))
+        await probe.proxyReleased.wait()
+    }
+
+    actor Collector {
+        var values: [Int] = []
+        func drain(_ stream: CallbackStream<Int, Never>) async {
+            for await value in stream {
+                self.assertIsolated()
+                values.append(value)
+            }
+        }
+    }
+
+    @Test func actorConsumer_withLiveProducer_receivesAll() async {
+        let probe = StreamProbe()
+        let stream = CallbackStream<Int, Never>.probed(probe, buffering: .suspending(16)) { sink in
+            let producer = sink
+            Task {
+                for value in 0..<5_000 { _ = await producer.send(value) }
+                producer.finish()
+            }
+        }
+        let collector = Collector()
+        await collector.drain(stream)
+        #expect(await collector.values == Array(0..<5_000))
+        await probe.proxyReleased.wait()
+    }
+}

@@ -1,0 +1,78 @@
+import Bridges
+import Dispatch
+
+/// Hands the sink of a stream's builder to the test, which then plays the producer.
+final class SinkBox<Element, Failure: Error>: Sendable {
+    private let lock = NSLockish()
+    nonisolated(unsafe) private var _sink: CallbackStream<Element, Failure>.Sink?  // guarded by `lock`
+    let ready = Signal()
+
+    func set(_ sink: CallbackStream<Element, Failure>.Sink) {
+        lock.withLock { _sink = sink }
+        ready.open()
+    }
+
+    /// The sink; traps if the builder has not run (tests await `ready` first).
+    var sink: CallbackStream<Element, Failure>.Sink { lock.withLock { _sink! } }
+
+    /// Releases the test's copy of the sink.
+    func clear() { lock.withLock { _sink = nil } }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let lock = NSLockish()
+    nonisolated(unsafe) private var _value = 0  // guarded by `lock`
+    func increment() { lock.withLock { _value += 1 } }
+    var value: Int { lock.withLock { _value } }
+}
+
+/// Counts teardowns and builder runs of the streams it builds, and signals each teardown.
+final class StreamProbe: Sendable {
+    let builds = Counter()
+    let teardowns = Counter()
+    let tornDown = Signal()
+    let proxyReleased = Signal()
+    let proxy = Weak<DelegateProxy>()
+}
+
+/// Stands in for a delegate proxy: only the stream keeps it alive.
+final class DelegateProxy: Sendable {
+    let canary: Canary
+    init(released: Signal) { canary = Canary(released: released) }
+}
+
+extension CallbackStream {
+    /// A probed stream whose builder only hands its sink to `box`.
+    static func probed(
+        _ probe: StreamProbe,
+        box: SinkBox<Element, Failure>? = nil,
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil
+    ) -> CallbackStream {
+        probed(probe, box: box, buffering: buffering, onDrop: onDrop) { _ in }
+    }
+
+    /// A stream whose builder records into `probe`, creates a proxy kept alive only by the
+    /// teardown, and hands the sink to `box` (and to `body`, which may yield synchronously).
+    static func probed(
+        _ probe: StreamProbe,
+        box: SinkBox<Element, Failure>? = nil,
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        _ body: @escaping @Sendable (Sink) -> Void
+    ) -> CallbackStream {
+        CallbackStream(buffering: buffering, onDrop: onDrop) { sink in
+            probe.builds.increment()
+            let proxy = DelegateProxy(released: probe.proxyReleased)
+            probe.proxy.object = proxy
+            box?.set(sink)
+            body(sink)
+            return Cancellation {
+                probe.teardowns.increment()
+                _ = proxy
+                probe.tornDown.open()
+            }
+        }
+    }
+}

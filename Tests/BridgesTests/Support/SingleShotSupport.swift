@@ -1,0 +1,56 @@
+import Bridges
+import Dispatch
+
+/// A one-shot signal: `open()` from anywhere, `await wait()` until it is open. No sleeping.
+final class Signal: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func open() {
+        continuation.yield()
+        continuation.finish()
+    }
+
+    func wait() async {
+        for await _ in stream { return }
+    }
+}
+
+/// A thread-safe list of values, for recording what callbacks received.
+final class Collected<Value: Sendable>: Sendable {
+    private let lock = NSLockish()
+    nonisolated(unsafe) private var _values: [Value] = []  // guarded by `lock`
+
+    func append(_ value: Value) { lock.withLock { _values.append(value) } }
+    var values: [Value] { lock.withLock { _values } }
+    var count: Int { lock.withLock { _values.count } }
+}
+
+/// A tiny lock for test support (the library's lock is internal).
+final class NSLockish: Sendable {
+    private let semaphore = DispatchSemaphore(value: 1)
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        semaphore.wait()
+        defer { semaphore.signal() }
+        return try body()
+    }
+}
+
+/// Lives as long as whatever captures it; lets a test check that it was released.
+final class Canary: Sendable {
+    let released: Signal?
+    init(released: Signal? = nil) { self.released = released }
+    deinit { released?.open() }
+}
+
+struct TestError: Error, Equatable { let code: Int }
+
+/// A weak reference that can be filled in from a `@Sendable` closure.
+final class Weak<Object: AnyObject>: @unchecked Sendable {  // `object` is only written before it is read, across an await
+    weak var object: Object?
+    init(_ object: Object? = nil) { self.object = object }
+}
