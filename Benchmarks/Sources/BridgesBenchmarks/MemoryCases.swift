@@ -120,6 +120,7 @@ func asyncStreamBytesPerIdleStream(k: Int) async -> Double {
     return Double(after - before) / Double(k)
 }
 
+#if PUBLISHER_STREAM
 /// Bytes per live subscription to a CurrentValueSubject: the iterator has subscribed and taken
 /// the current value; the subscription stays open.
 @MainActor
@@ -138,6 +139,8 @@ func bridgesBytesPerSubscription(_ policy: StreamPolicy, k: Int) async -> Double
     withExtendedLifetime(subject) {}
     return Double(after - before) / Double(k)
 }
+
+#endif
 
 @MainActor
 func valuesBytesPerSubscription(k: Int) async -> Double {
@@ -193,6 +196,7 @@ func runMemory(_ config: Config) async {
         bridges: { await bridgesBytesPerIdleStream(k: k) },
         peerValue: { await asyncStreamBytesPerIdleStream(k: k) }
     )
+    #if PUBLISHER_STREAM
     await recordMemory(
         "memory.subscription.rendezvous", peer: ".values", note: "live subscription to a CurrentValueSubject", config: config,
         bridges: { await bridgesBytesPerSubscription(.rendezvous, k: k) },
@@ -203,4 +207,5 @@ func runMemory(_ config: Config) async {
         bridges: { await bridgesBytesPerSubscription(.unbounded, k: k) },
         peerValue: { await valuesBytesPerSubscription(k: k) }
     )
+    #endif
 }

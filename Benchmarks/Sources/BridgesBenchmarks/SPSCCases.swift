@@ -37,25 +37,28 @@ func bridgesSPSC(_ policy: SPSCPolicy, _ producer: ProducerKind, n: Int) async t
     }
 }
 
-/// A waiting policy (`.rendezvous`, `.suspending(n)`): a Task producer uses `await send`, a
-/// thread producer yields and, on `.stopProducing`, blocks until `onDemand` signals.
+/// A waiting policy (`.rendezvous`, `.suspending(n)`): a Task producer uses `await send`; a
+/// thread producer is a pausable source driven by `onDemand`: it holds one credit per element
+/// the consumer can take (a semaphore signalled n times by `onDemand(n)`) and blocks for a
+/// credit before each `yield`, so it never overfills the buffer.
 func bridgesWaiting(_ policy: StreamPolicy, _ producer: ProducerKind, n: Int, name: String) async throws -> Sample {
     try await detachedRun {
         let (tally, ns) = await timed { () async -> Tally in
             let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
                 switch producer {
                 case .thread:
-                    let demand = DispatchSemaphore(value: 0)
-                    sink.onDemand { _ in demand.signal() }
+                    let credits = DispatchSemaphore(value: 0)
+                    sink.onDemand { count in for _ in 0..<min(count, n) { credits.signal() } }
                     onThread {
                         for i in 0..<n {
-                            if case .stopProducing = sink.yield(i) { demand.wait() }
+                            credits.wait()
+                            _ = sink.yield(i)
                         }
                         sink.finish()
                     }
                 case .task:
                     Task.detached {
-                        for i in 0..<n { await sink.send(i) }
+                        for i in 0..<n { _ = await sink.send(i) }
                         sink.finish()
                     }
                 }

@@ -1,8 +1,8 @@
-// The one place that names the engine's policy type, so the cases read the same whatever it is called.
+// The one place that maps the case-1 policy names onto the engine's `BufferingPolicy`.
 import Bridges
 
 extension SPSCPolicy {
-    var bridges: ShimPolicy {
+    var bridges: BufferingPolicy {
         switch self {
         case .unbounded: .unbounded
         case .latest: .latest
@@ -11,4 +11,4 @@ extension SPSCPolicy {
         }
     }
 }
-typealias StreamPolicy = ShimPolicy
+typealias StreamPolicy = BufferingPolicy
