@@ -77,9 +77,13 @@ final class Report {
 }
 
 struct Config: Sendable {
+    enum Side: Sendable { case both, bridges, peer }
+
     var quick: Bool
     var repetitions: Int
     var filters: [String]
+    /// `--bridges-only` / `--peer-only` run one side (for profiling under callgrind or perf).
+    var side: Side = .both
 
     /// Scales an element count down in quick mode.
     func n(_ full: Int, quick q: Int) -> Int { quick ? q : full }
@@ -102,8 +106,20 @@ func compare(
     peer: () async throws -> Sample
 ) async {
     guard config.wants(name) else { return }
+    Watchdog.shared.enter(name)
     var b: [Sample] = []
     var p: [Sample] = []
+    if config.side != .both {
+        do {
+            for _ in 0...config.repetitions {
+                _ = try await (config.side == .bridges ? bridges() : peer())
+            }
+            print("  \(name): ran the \(config.side == .bridges ? "Bridges" : "peer") side only")
+        } catch {
+            Report.shared.failures.append("\(name): \(error)")
+        }
+        return
+    }
     do {
         _ = try await bridges()
         _ = try await peer()
@@ -213,5 +229,37 @@ func printTable(_ rows: [[String]]) {
         }
         print(cells.joined(separator: "  "))
         if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+    }
+}
+
+/// Ends the process with a message naming the case if one case runs longer than `limit`: a hang
+/// (a lost wake-up, a missed finish) must fail the run, not stall CI until its timeout.
+final class Watchdog: @unchecked Sendable {
+    // @unchecked Sendable: `current` and `since` are guarded by `lock`.
+    static let shared = Watchdog()
+    private let lock = NSLock()
+    private var current = "start-up"
+    private var since = DispatchTime.now()
+    var limitSeconds: UInt64 = 120
+
+    func enter(_ name: String) {
+        lock.lock(); current = name; since = .now(); lock.unlock()
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: 1)
+                lock.lock()
+                let (name, elapsed) = (current, DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds)
+                lock.unlock()
+                if elapsed > limitSeconds * 1_000_000_000 {
+                    print("FAILED \(name): still running after \(limitSeconds) s (a hang: lost wake-up or missing finish?)")
+                    fflush(nil)
+                    exit(2)
+                }
+            }
+        }
+        thread.start()
     }
 }

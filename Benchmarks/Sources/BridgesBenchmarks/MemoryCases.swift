@@ -19,18 +19,19 @@ func allocatedBytes() -> Int {
 /// Bytes per buffered `Int` (stride 8) after `k` elements were yielded and none consumed.
 @MainActor
 func bridgesBytesPerBufferedElement(k: Int) async -> Double {
-    let box = Box<(Int) -> Void>()
+    let box = Box<CallbackStream<Int, Never>.Sink>()
     let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
-        box.value = { _ = sink.yield($0) }
+        box.value = sink
         _ = sink.yield(-1)
         return Cancellation {}
     }
     var iterator = stream.makeAsyncIterator()
     _ = await iterator.next()
-    let yield = box.value!
+    let sink = box.value!
     let before = allocatedBytes()
-    for i in 0..<k { yield(i) }
+    for i in 0..<k { _ = sink.yield(i) }
     let after = allocatedBytes()
+    sink.finish()
     withExtendedLifetime(iterator) {}
     return Double(after - before) / Double(k)
 }
@@ -80,12 +81,12 @@ func asyncStreamBytesPerCreatedStream(k: Int) -> Double {
 func bridgesBytesPerIdleStream(k: Int) async -> Double {
     var iterators: [CallbackStream<Int, Never>.AsyncIterator] = []
     iterators.reserveCapacity(k)
-    let sinks = Box<[(Int) -> Void]>([])
+    let sinks = Box<[CallbackStream<Int, Never>.Sink]>([])
     sinks.value!.reserveCapacity(k)
     let before = allocatedBytes()
     for _ in 0..<k {
         let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
-            sinks.value!.append { _ = sink.yield($0) }
+            sinks.value!.append(sink)
             _ = sink.yield(0)
             return Cancellation {}
         }
@@ -94,8 +95,8 @@ func bridgesBytesPerIdleStream(k: Int) async -> Double {
         iterators.append(iterator)
     }
     let after = allocatedBytes()
+    for sink in sinks.value! { sink.finish() }
     withExtendedLifetime(iterators) {}
-    withExtendedLifetime(sinks) {}
     return Double(after - before) / Double(k)
 }
 
@@ -162,6 +163,7 @@ func valuesBytesPerSubscription(k: Int) async -> Double {
 @MainActor
 func recordMemory(_ name: String, peer: String, note: String, config: Config, bridges: () async -> Double, peerValue: () async -> Double) async {
     guard config.wants(name) else { return }
+    Watchdog.shared.enter(name)
     // Median of 3 alternating measurements each: the allocator's free lists make single runs jumpy.
     var b: [Double] = []
     var p: [Double] = []

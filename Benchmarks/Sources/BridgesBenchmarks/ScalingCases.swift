@@ -57,21 +57,22 @@ func bridgesDepth(_ depth: Int, n: Int) async throws -> Sample {
     try await detachedRun {
         let rounds = max(n / depth, 1)
         let (tally, ns) = await timed { () async -> Tally in
-            let box = Box<(Int) -> Void>()
+            let box = Box<CallbackStream<Int, Never>.Sink>()
             let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
-                box.value = { _ = sink.yield($0) }
+                box.value = sink
                 _ = sink.yield(-1)      // the iterator's first next() runs the builder and takes this
                 return Cancellation {}
             }
             var iterator = stream.makeAsyncIterator()
             _ = await iterator.next()
-            let yield = box.value!
+            let sink = box.value!
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<depth { yield(value); value += 1 }
+                for _ in 0..<depth { _ = sink.yield(value); value += 1 }
                 for _ in 0..<depth { tally.add(await iterator.next()!) }
             }
+            sink.finish()
             return tally
         }
         try tally.check("depth.\(depth) bridges", sent: rounds * depth, lossless: true)
