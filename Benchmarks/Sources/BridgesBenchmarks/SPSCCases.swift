@@ -32,7 +32,7 @@ func bridgesSPSC(_ policy: SPSCPolicy, _ producer: ProducerKind, n: Int) async t
             for await x in stream { tally.add(x) }
             return tally
         }
-        try tally.check("spsc.\(producer).\(policy.rawValue) bridges", sent: n, lossless: policy.lossless)
+        try tally.check("spsc.\(producer).\(policy.rawValue) bridges", sent: n, lossless: policy.lossless, keepsNewest: policy.keepsNewest)
         return tally.sample(ns: ns, sent: n)
     }
 }
@@ -96,7 +96,7 @@ func asyncStreamSPSC(_ policy: SPSCPolicy, _ producer: ProducerKind, n: Int) asy
             for await x in stream { tally.add(x) }
             return tally
         }
-        try tally.check("spsc.\(producer).\(policy.rawValue) AsyncStream", sent: n, lossless: policy.lossless)
+        try tally.check("spsc.\(producer).\(policy.rawValue) AsyncStream", sent: n, lossless: policy.lossless, keepsNewest: policy.keepsNewest)
         return tally.sample(ns: ns, sent: n)
     }
 }
