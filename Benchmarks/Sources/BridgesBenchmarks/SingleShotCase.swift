@@ -79,10 +79,12 @@ func handWrittenCallback<Value: Sendable>(
 @MainActor
 func runSingleShot(_ config: Config) async {
     let n = config.n(200_000, quick: 30_000)
+    let queueN = config.n(20_000, quick: 3_000)   // a queue hop costs ~10–20 µs: fewer calls
     let queue = DispatchQueue(label: "bench.callback")
 
     // Runs the loop off the main actor (a plain nonisolated async function), as most callers do.
     @Sendable func bridges(onQueue: Bool) async throws -> Sample {
+        let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
             for i in 0..<n {
@@ -97,6 +99,7 @@ func runSingleShot(_ config: Config) async {
         return Sample(nanoseconds: ns, sent: n, delivered: n)
     }
     @Sendable func peer(onQueue: Bool) async throws -> Sample {
+        let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
             for i in 0..<n {

@@ -11,10 +11,12 @@
 // jobs are drained by the run loop, and valgrind (3.19) can run the binary — it crashes on
 // dispatchMain's signal-handling main thread.
 
+import CMallocInfo
 import Foundation
 
 @MainActor
 func runAll() async -> Int32 {
+    bench_line_buffered_stdout()
     let arguments = Array(CommandLine.arguments.dropFirst())
     let quick = arguments.contains("--quick")
     let filters = arguments.filter { !$0.hasPrefix("--") }
@@ -30,6 +32,7 @@ func runAll() async -> Int32 {
     #endif
     print("Bridges benchmarks: \(quick ? "--quick" : "full") run, \(config.repetitions) repetitions, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(buildInfo)")
 
+    print("load average at start: \(loadAverage())")
     let started = ContinuousClock.now
     await runSingleShot(config)
     await runSPSC(config)
@@ -40,13 +43,20 @@ func runAll() async -> Int32 {
     await runMemory(config)
 
     printReport(config: config, buildInfo: buildInfo)
-    print("total time: \(started.duration(to: .now))")
+    print("total time: \(started.duration(to: .now)); load average at end: \(loadAverage())")
     if !Report.shared.failures.isEmpty {
         print("")
         for f in Report.shared.failures { print("FAILED \(f)") }
         return 1
     }
     return 0
+}
+
+/// The 1/5/15-minute load averages: wall-clock figures of hand-over-heavy cases (rendezvous,
+/// queue hops) move with what else the 2 cores are doing; compare only within one run.
+func loadAverage() -> String {
+    ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "n/a")
+        .split(separator: " ").prefix(3).joined(separator: " ")
 }
 
 Task { @MainActor in

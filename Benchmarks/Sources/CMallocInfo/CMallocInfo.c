@@ -1,4 +1,5 @@
 #include "CMallocInfo.h"
+#include <stdio.h>
 #if defined(__linux__)
 #include <malloc.h>   /* also brings <features.h>, which defines __GLIBC__ */
 #endif
@@ -9,4 +10,8 @@ size_t bench_allocated_bytes(void) {
 #else
     return 0;
 #endif
+}
+
+void bench_line_buffered_stdout(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
 }
