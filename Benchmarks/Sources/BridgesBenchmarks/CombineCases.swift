@@ -62,7 +62,6 @@ struct StartOnFirstDemand<Upstream: Publisher>: Publisher {
     }
 }
 
-#if PUBLISHER_STREAM
 func bridgesPublisherStream(_ policy: StreamPolicy, _ source: CombineSource, n: Int, name: String) async throws -> Sample {
     try await detachedRun {
         let (tally, ns) = await timed { () async -> Tally in
@@ -80,7 +79,6 @@ func bridgesPublisherStream(_ policy: StreamPolicy, _ source: CombineSource, n: 
     }
 }
 
-#endif
 
 func openCombineValues(_ source: CombineSource, n: Int, name: String) async throws -> Sample {
     try await detachedRun {
@@ -101,8 +99,7 @@ func openCombineValues(_ source: CombineSource, n: Int, name: String) async thro
 
 @MainActor
 func runCombine(_ config: Config) async {
-    #if PUBLISHER_STREAM
-    let n = config.n(200_000, quick: 20_000)
+        let n = config.n(200_000, quick: 20_000)
     for source in [CombineSource.range, .subject] {
         for (label, policy) in [("rendezvous", StreamPolicy.rendezvous), ("unbounded", .unbounded)] {
             let name = "publisher.\(source).\(label)"
@@ -113,7 +110,4 @@ func runCombine(_ config: Config) async {
             )
         }
     }
-    #else
-    note("case 4 (publisher.stream) skipped: this build has no publisher.stream(buffering:) yet")
-    #endif
 }

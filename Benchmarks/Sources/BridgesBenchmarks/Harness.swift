@@ -107,6 +107,8 @@ func compare(
 ) async {
     guard config.wants(name) else { return }
     Watchdog.shared.enter(name)
+    let caseStart = ContinuousClock.now
+    defer { print("    (\(name) took \(caseStart.duration(to: .now).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))))") }
     var b: [Sample] = []
     var p: [Sample] = []
     if config.side != .both {

@@ -76,21 +76,24 @@ func asyncStreamBytesPerCreatedStream(k: Int) -> Double {
 }
 
 /// Bytes per started, idle stream: the producer is live (its sink held), the iterator exists and
-/// has taken the one element there was; nothing is buffered.
+/// has taken the one element there was; nothing is buffered. The builder closures (what a user's
+/// builder captures is the user's cost, not the engine's) are made before the measurement.
 @MainActor
 func bridgesBytesPerIdleStream(k: Int) async -> Double {
     var iterators: [CallbackStream<Int, Never>.AsyncIterator] = []
     iterators.reserveCapacity(k)
     let sinks = Box<[CallbackStream<Int, Never>.Sink]>([])
     sinks.value!.reserveCapacity(k)
-    let before = allocatedBytes()
-    for _ in 0..<k {
-        let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
+    let builders = (0..<k).map { _ in
+        { @Sendable (sink: CallbackStream<Int, Never>.Sink) -> Cancellation in
             sinks.value!.append(sink)
             _ = sink.yield(0)
             return Cancellation {}
         }
-        var iterator = stream.makeAsyncIterator()
+    }
+    let before = allocatedBytes()
+    for builder in builders {
+        var iterator = CallbackStream<Int, Never>(buffering: .unbounded, builder).makeAsyncIterator()
         _ = await iterator.next()
         iterators.append(iterator)
     }
@@ -121,7 +124,6 @@ func asyncStreamBytesPerIdleStream(k: Int) async -> Double {
     return Double(after - before) / Double(k)
 }
 
-#if PUBLISHER_STREAM
 /// Bytes per live subscription to a CurrentValueSubject: the iterator has subscribed and taken
 /// the current value; the subscription stays open.
 @MainActor
@@ -141,7 +143,6 @@ func bridgesBytesPerSubscription(_ policy: StreamPolicy, k: Int) async -> Double
     return Double(after - before) / Double(k)
 }
 
-#endif
 
 @MainActor
 func valuesBytesPerSubscription(k: Int) async -> Double {
@@ -198,8 +199,7 @@ func runMemory(_ config: Config) async {
         bridges: { await bridgesBytesPerIdleStream(k: k) },
         peerValue: { await asyncStreamBytesPerIdleStream(k: k) }
     )
-    #if PUBLISHER_STREAM
-    await recordMemory(
+        await recordMemory(
         "memory.subscription.rendezvous", peer: ".values", note: "live subscription to a CurrentValueSubject", config: config,
         bridges: { await bridgesBytesPerSubscription(.rendezvous, k: k) },
         peerValue: { await valuesBytesPerSubscription(k: k) }
@@ -209,5 +209,4 @@ func runMemory(_ config: Config) async {
         bridges: { await bridgesBytesPerSubscription(.unbounded, k: k) },
         peerValue: { await valuesBytesPerSubscription(k: k) }
     )
-    #endif
 }
