@@ -99,7 +99,7 @@ func openCombineValues(_ source: CombineSource, n: Int, name: String) async thro
 
 @MainActor
 func runCombine(_ config: Config) async {
-        let n = config.n(200_000, quick: 20_000)
+        let n = config.n(100_000, quick: 20_000)
     for source in [CombineSource.range, .subject] {
         for (label, policy) in [("rendezvous", StreamPolicy.rendezvous), ("unbounded", .unbounded)] {
             let name = "publisher.\(source).\(label)"

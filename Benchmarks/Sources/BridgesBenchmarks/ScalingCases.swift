@@ -101,7 +101,7 @@ func asyncStreamDepth(_ depth: Int, n: Int) async throws -> Sample {
 
 @MainActor
 func runScaling(_ config: Config) async {
-    let n = config.n(400_000, quick: 40_000)
+    let n = config.n(200_000, quick: 40_000)
     for producers in [1, 2, 4, 8] {
         await compare(
             "producers.\(producers)", peer: "AsyncStream", config: config,
@@ -109,7 +109,7 @@ func runScaling(_ config: Config) async {
             peer: { try await asyncStreamMPSC(producers: producers, n: n) }
         )
     }
-    let depthN = config.n(1 << 20, quick: 1 << 17)
+    let depthN = config.n(1 << 18, quick: 1 << 16)
     let depths = [1, 16, 1024, 1 << 16]
     for depth in depths {
         await compare(
