@@ -119,8 +119,7 @@ public func withCompletion<Success: Sendable>(
 ///     withCompletion(on: .mainActor, completion) { try await self.avatar() }
 /// }
 /// ```
-/// See ``withCompletion(on:whenCancelled:_:operation:)-(_,_,(Result<Success,any Error>)->Void,_)``
-/// for delivery and cancellation.
+/// Delivery and cancellation are as for the `Result` form of `withCompletion`.
 @discardableResult
 @inlinable
 public func withCompletion<Success: Sendable>(

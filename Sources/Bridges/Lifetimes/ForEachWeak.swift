@@ -24,11 +24,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   required because Swift cannot observe an arbitrary object's deallocation portably (there
     ///   are no associated objects on Linux): without it a quiet sequence would keep the Task and
     ///   its source alive after the owner died.
-    /// - Isolation: `handler` runs where it was written, like the body of `Task { }`. Written in a
-    ///   `@MainActor` view model it runs on the main actor, and may touch the owner's state
-    ///   without `await`; the loop then runs on the main actor too, so an isolation-aware source
-    ///   hands over buffered elements without hopping. `handler` is called once per element, in
-    ///   order, one at a time.
+    /// - Isolation: the loop runs in the caller's isolation (`isolation`, by default
+    ///   `#isolation`), and `handler` where it was written, like the body of `Task { }`. Called
+    ///   from a `@MainActor` view model both are on the main actor: the handler may set the
+    ///   owner's state without `await` or warnings, and an isolation-aware source
+    ///   (`CallbackStream`) hands over buffered elements without hopping. `handler` is called
+    ///   once per element, in order, one at a time.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
     ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
     ///   token is cancelled (`bag.cancelAll()`).
@@ -36,10 +37,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - Parameters:
     ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
     ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
+    ///   - isolation: Where the loop runs; leave the default.
     ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
     ///   - handler: Receives the owner (strongly, for this call only) and the element. Use
     ///     `owner`, not `self`, inside: capturing `self` strongly would keep it alive again.
-    /// - Returns: The token already stored in `bag`; cancel it to stop earlier.
+    /// - Returns: The token already stored in `bag`; cancel it to stop earlier. The result is
+    ///   discardable because the bag already holds it. Once the loop has ended the token reads as
+    ///   cancelled, so the bag drops it.
     @discardableResult
     public func forEach<Owner: AnyObject & Sendable>(
         weak owner: Owner,
