@@ -29,7 +29,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   from a `@MainActor` view model both are on the main actor: the handler may set the
     ///   owner's state without `await` or warnings, and an isolation-aware source
     ///   (`CallbackStream`) hands over buffered elements without hopping. `handler` is called
-    ///   once per element, in order, one at a time.
+    ///   once per element, in order, one at a time. Inside an `actor` that is itself the owner,
+    ///   the loop runs on the global executor instead (a Task running on the actor would hold it),
+    ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
     ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
     ///   token is cancelled (`bag.cancelAll()`).
@@ -60,10 +62,17 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
         )
-        control.attach(Task {
-            await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
-            control.ended(token: token)
-        })
+        if _isolationIsOwner(owner, isolation) {
+            control.attach(Task {
+                await _weakOwnerLoopOffOwner(self, owner: reference, control: control, handler: handler)
+                control.ended(token: token)
+            })
+        } else {
+            control.attach(Task {
+                await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
+                control.ended(token: token)
+            })
+        }
         return token
     }
 }
@@ -84,6 +93,28 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         }
     } catch {
         // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
+    }
+}
+
+/// The loop for an owner that is itself the caller's actor: runs on the global executor so the
+/// Task does not hold the owner; `handler` hops to its own isolation for each call.
+@usableFromInline
+func _weakOwnerLoopOffOwner<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
+    _ sequence: S,
+    owner reference: WeakReference<Owner>,
+    control: OwnedTaskControl,
+    handler: @isolated(any) (Owner, S.Element) async -> Void
+) async where S.Element: Sendable {
+    do {
+        for try await element in sequence {
+            guard let owner = reference.object else {
+                control.foundOwnerGone()
+                break
+            }
+            await handler(owner, element)
+        }
+    } catch {
+        // As in `_weakOwnerLoop`.
     }
 }
 
