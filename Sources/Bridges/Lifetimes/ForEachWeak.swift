@@ -20,7 +20,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - The Task's ``Cancellation`` goes into `bag`. Give the owner its own
     ///   `let bag = CancellationBag()`: when the owner is deallocated, so is the bag, which
     ///   cancels the Task, so a loop suspended in `next()` waiting for an element that never comes
-    ///   ends too, and the source is torn down (a `CallbackStream` runs its teardown). The bag is
+    ///   ends too, and the source is torn down (a `CallbackStream` runs its teardown whichever way
+    ///   the loop ends; an `AsyncStream` runs `onTermination` when cancelled inside `next()` or
+    ///   when released, not merely when the loop stops iterating it). The bag is
     ///   required because Swift cannot observe an arbitrary object's deallocation portably (there
     ///   are no associated objects on Linux): without it a quiet sequence would keep the Task and
     ///   its source alive after the owner died.
