@@ -19,10 +19,11 @@ import Foundation
 /// }
 ///
 /// let names = CallbackStream<String, any Error> { sink in
+///     let parser = XMLParser(data: data)
 ///     let proxy = ParserEvents(sink)
-///     parser.delegate = proxy
-///     DispatchQueue.global().async { _ = parser.parse() }
-///     return proxy.retained { parser.abortParsing() }
+///     parser.delegate = proxy               // weak: the stream keeps the proxy alive
+///     _ = parser.parse()                    // or start an asynchronous source here
+///     return proxy.retained { /* stop the source, unset the delegate */ }
 /// }
 /// ```
 ///
