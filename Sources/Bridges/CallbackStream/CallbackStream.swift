@@ -127,7 +127,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 @available(*, unavailable, message: "A CallbackStream iterator must be used by one task at a time")
 extension CallbackStream.AsyncIterator: Sendable {}
 
-extension CallbackStream: Sendable where Element: Sendable {}
+// A stream holds no elements, only its policy, call site and Sendable closures: any number of
+// tasks may iterate it (each gets its own producer).
+extension CallbackStream: Sendable {}
 
 extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.YieldResult: Equatable where Element: Equatable {}
