@@ -117,6 +117,8 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             }
         }
 
+        /// The non-isolated form: called directly from an actor it runs off that actor (one hop
+        /// there and back per call). `for await` and ``next(isolation:)`` stay on the caller's actor.
         @inlinable
         public mutating func next() async throws(Failure) -> Element? {
             try await next(isolation: nil)
