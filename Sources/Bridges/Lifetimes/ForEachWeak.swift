@@ -1,4 +1,11 @@
 // Weak-owner loops: consume a sequence on behalf of an object without keeping it alive.
+//
+// The handler is `sending @isolated(any)` with `@_inheritActorContext`, the same spelling as
+// `Task.init`'s operation: a closure written in a `@MainActor` view model is main-actor isolated
+// (so `owner.items = items` compiles without `await` in Swift 6), and it may capture non-Sendable
+// state because it is sent into the Task, not shared. Reading `handler.isolation` crashes this
+// compiler (6.3.1) in SILGen for generic element types, so the loop takes the caller's
+// `#isolation` instead.
 
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Consumes the sequence on behalf of `owner` without keeping `owner` alive, and ends (tearing
@@ -38,6 +45,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
     ///   token is cancelled (`bag.cancelAll()`).
     ///
+    /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
+    ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a
+    ///   `Sendable` class.
     /// - Parameters:
     ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
     ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
