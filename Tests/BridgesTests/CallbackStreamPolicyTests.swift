@@ -285,4 +285,65 @@ struct CallbackStreamPolicyTests {
         _ = consume iterator
         await probe.proxyReleased.wait()
     }
+
+    // MARK: - Pausable source
+
+    /// A source that pauses when told `.stopProducing` and resumes when `onDemand` grants more,
+    /// like FileHandle or URLSessionTask.suspend()/resume().
+    final class PausableSource: Sendable {
+        private let lock = NSLockish()
+        nonisolated(unsafe) private var next = 1          // guarded by `lock`
+        nonisolated(unsafe) private var credit = 0        // guarded by `lock`
+        let total: Int
+        let results = Collected<(value: Int, result: CallbackStream<Int, Never>.YieldResult, creditAfter: Int)>()
+        init(total: Int) { self.total = total }
+
+        func grant(_ n: Int, _ sink: CallbackStream<Int, Never>.Sink) {
+            lock.withLock { credit = n == Int.max ? Int.max : credit + n }
+            while true {
+                let value: Int? = lock.withLock {
+                    guard credit > 0, next <= total else { return nil }
+                    credit -= 1
+                    next += 1
+                    return next - 1
+                }
+                guard let value else { break }
+                let result = sink.yield(value)
+                results.append((value, result, lock.withLock { credit }))
+                if value == total { sink.finish() }
+            }
+        }
+    }
+
+    @Test(arguments: [1, 3, 8])
+    func suspending_pausableSource_stopsExactlyWhenItsCreditRunsOut(_ capacity: Int) async {
+        let source = PausableSource(total: 100)
+        let probe = StreamProbe()
+        let stream = CallbackStream<Int, Never>.probed(probe, buffering: .suspending(capacity)) { sink in
+            sink.onDemand { n in source.grant(n, sink) }
+        }
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == Array(1...100))
+        for entry in source.results.values {
+            // The stream says "stop" exactly when the buffer is full, which is exactly when the
+            // source has used up the demand it was granted.
+            #expect((entry.result == .stopProducing) == (entry.creditAfter == 0), "value \(entry.value)")
+            #expect(entry.result != .terminated)
+        }
+        await probe.proxyReleased.wait()
+    }
+
+    @Test func rendezvous_pausableSource_producesOneElementPerRequest() async {
+        let source = PausableSource(total: 50)
+        let probe = StreamProbe()
+        let stream = CallbackStream<Int, Never>.probed(probe, buffering: .rendezvous) { sink in
+            sink.onDemand { n in source.grant(n, sink) }
+        }
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == Array(1...50))
+        #expect(source.results.values.allSatisfy { $0.result == .stopProducing && $0.creditAfter == 0 })
+        await probe.proxyReleased.wait()
+    }
 }

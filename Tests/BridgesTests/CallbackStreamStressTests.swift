@@ -151,6 +151,29 @@ struct CallbackStreamIsolationTests {
         await probe.proxyReleased.wait()
     }
 
+    @MainActor
+    @Test func mainActorConsumer_takesBufferedElementsWithoutLeavingTheMainActor() async {
+        // Another main-actor job is enqueued before the drain. If any next() suspended or hopped
+        // off the main actor, that job would run in between and flip the flag.
+        final class Flag { var value = false }
+        let flag = Flag()
+        let stream = CallbackStream<Int, Never> { sink in
+            for value in 0..<5_000 { sink.yield(value) }
+            sink.finish()
+            return Cancellation()
+        }
+        let interloper = Task { @MainActor in flag.value = true }
+        var count = 0
+        for await _ in stream {
+            if flag.value { break }
+            count += 1
+        }
+        #expect(count == 5_000, "the drain never gave up the main actor")
+        #expect(!flag.value)
+        await interloper.value
+        #expect(flag.value)
+    }
+
     actor Collector {
         var values: [Int] = []
         func drain(_ stream: CallbackStream<Int, Never>) async {

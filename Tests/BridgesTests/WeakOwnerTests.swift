@@ -37,6 +37,38 @@ final class PlainOwner: Sendable {
     deinit { deinitGate.open() }
 }
 
+/// An `actor` owner: its own isolation is the caller's, and a Task running there would hold it.
+actor ActorOwner {
+    private(set) var values: [Int] = []
+    let bag = CancellationBag()
+    private let deinitGate: LifetimeGate
+
+    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+
+    func listen(to stream: AsyncStream<Int>, updates: LifetimeRecorder<Int>, probe: DeinitSignal) {
+        stream.forEach(weak: self, in: bag) { [probe] owner, value in
+            _ = probe
+            await owner.append(value)
+            updates.record(value)
+        }
+    }
+
+    func load(work: LifetimeGate, applied: LifetimeRecorder<Int>, probe: DeinitSignal) {
+        runTask(weak: self, in: bag) {
+            await work.wait()
+            return 5
+        } then: { [probe] owner, result in
+            _ = probe
+            await owner.append((try? result.get()) ?? -1)
+            applied.record((try? result.get()) ?? -1)
+        }
+    }
+
+    func append(_ value: Int) { values.append(value) }
+
+    deinit { deinitGate.open() }
+}
+
 @Suite("forEach(weak:in:)", .timeLimit(.minutes(1)))
 struct WeakOwnerForEachTests {
     @MainActor
@@ -93,6 +125,22 @@ struct WeakOwnerForEachTests {
         await taskEnded.wait()
         #expect(sink.isTerminated)
         sinkBox.withLock { $0 = nil }
+    }
+
+    @Test func actorOwner_isNotKeptAliveByRunningOnItsOwnIsolation() async {
+        let source = TrackedStream(Int.self)
+        let updates = LifetimeRecorder<Int>()
+        let deinitGate = LifetimeGate()
+        let taskEnded = LifetimeGate()
+        var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
+        await owner!.listen(to: source.stream, updates: updates, probe: DeinitSignal(taskEnded))
+        source.continuation.yield(1)
+        await updates.wait(count: 1)
+        #expect(await owner!.values == [1])
+        owner = nil
+        await deinitGate.wait()
+        await source.tornDown.wait()
+        await taskEnded.wait()
     }
 
     @Test func ownerReleased_whileNoElementEverArrives_endsTheLoop() async {
@@ -245,6 +293,20 @@ struct WeakOwnerRunTaskTests {
         await taskEnded.wait()
         #expect(applied.count == 0)
         #expect(owner.bag.isEmpty)
+    }
+
+    @Test func actorOwner_releasedDuringTheWork_isNotKeptAlive_neverApplies() async {
+        let deinitGate = LifetimeGate()
+        let taskEnded = LifetimeGate()
+        let applied = LifetimeRecorder<Int>()
+        let work = LifetimeGate()
+        var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
+        await owner!.load(work: work, applied: applied, probe: DeinitSignal(taskEnded))
+        owner = nil
+        await deinitGate.wait()  // while the work is still suspended
+        work.open()
+        await taskEnded.wait()
+        #expect(applied.count == 0)
     }
 
     @Test func failure_reachesApply() async {

@@ -117,6 +117,8 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             }
         }
 
+        /// The non-isolated form: called directly from an actor it runs off that actor (one hop
+        /// there and back per call). `for await` and ``next(isolation:)`` stay on the caller's actor.
         @inlinable
         public mutating func next() async throws(Failure) -> Element? {
             try await next(isolation: nil)
@@ -127,7 +129,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 @available(*, unavailable, message: "A CallbackStream iterator must be used by one task at a time")
 extension CallbackStream.AsyncIterator: Sendable {}
 
-extension CallbackStream: Sendable where Element: Sendable {}
+// A stream holds no elements, only its policy, call site and Sendable closures: any number of
+// tasks may iterate it (each gets its own producer).
+extension CallbackStream: Sendable {}
 
 extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.YieldResult: Equatable where Element: Equatable {}

@@ -62,7 +62,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
         case .current:
             body()
         case .queue(let queue):
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 queue.async {
                     body()
                     continuation.resume()

@@ -25,6 +25,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   Once `cancel()` has returned, no element is delivered that was not already being
     ///   delivered; cancel from the delivery queue or actor and none at all.
     ///
+    /// - Once the subscription has ended by itself the token reads as cancelled and holds
+    ///   nothing, so a ``CancellationBag`` drops it.
     /// - Important: Dropping the token does **not** cancel (unlike `AnyCancellable`): the
     ///   subscription then runs until the sequence ends. That is why the result is not
     ///   `@discardableResult`: the compiler warns when you ignore it. Keep it in the owner's
@@ -41,6 +43,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         onFinish: @escaping @Sendable ((any Error)?) -> Void = { _ in }
     ) -> Cancellation {
         let state = LockedState<SubscriptionStateMachine>.create(SubscriptionStateMachine())
+        let token = Cancellation { state.withLock { $0.cancel() }?.cancel() }
         let task: Task<Void, Never>
         if case .mainActor = delivery.kind {
             task = Task { @MainActor in
@@ -48,6 +51,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                     self, isolation: MainActor.shared, state: state, delivery: .current,
                     onElement: onElement, onFinish: onFinish
                 )
+                token.cancel()  // marks the token done, so a bag drops it
             }
         } else {
             task = Task {
@@ -55,12 +59,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                     self, isolation: nil, state: state, delivery: delivery,
                     onElement: onElement, onFinish: onFinish
                 )
+                token.cancel()
             }
         }
-        return Cancellation {
-            _ = state.withLock { $0.cancel() }
-            task.cancel()
-        }
+        if !state.withLock({ $0.attach(task) }) { task.cancel() }  // no-op if it already finished
+        return token
     }
 }
 

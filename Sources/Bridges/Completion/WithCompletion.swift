@@ -9,8 +9,9 @@ import Dispatch
 //   or with `CancellationError` when `cancel()` came first (unless `whenCancelled: .doNotCall`,
 //   then at most once). The first of "work finished" and "cancel() called" decides; once
 //   `cancel()` has returned, the handler can only see `CancellationError` (or nothing);
-// - on cancel the handler is called at once, without waiting for the work to notice: a work
-//   that ignores cancellation cannot hold the caller up, and its late result is discarded;
+// - on cancel the handler is called (with `.current`) or enqueued (on a queue or the main
+//   actor) inside `cancel()`, without waiting for the work to notice: work that ignores
+//   cancellation cannot hold the caller up, and its late result is discarded;
 // - the handler runs where `on:` says (see ``Delivery``).
 
 /// What a bridge does with its completion handler when the caller cancels.
@@ -119,8 +120,7 @@ public func withCompletion<Success: Sendable>(
 ///     withCompletion(on: .mainActor, completion) { try await self.avatar() }
 /// }
 /// ```
-/// See ``withCompletion(on:whenCancelled:_:operation:)-(_,_,(Result<Success,any Error>)->Void,_)``
-/// for delivery and cancellation.
+/// Delivery and cancellation are as for the `Result` form of `withCompletion`.
 @discardableResult
 @inlinable
 public func withCompletion<Success: Sendable>(

@@ -1,4 +1,11 @@
 // Weak-owner loops: consume a sequence on behalf of an object without keeping it alive.
+//
+// The handler is `sending @isolated(any)` with `@_inheritActorContext`, the same spelling as
+// `Task.init`'s operation: a closure written in a `@MainActor` view model is main-actor isolated
+// (so `owner.items = items` compiles without `await` in Swift 6), and it may capture non-Sendable
+// state because it is sent into the Task, not shared. Reading `handler.isolation` crashes this
+// compiler (6.3.1) in SILGen for generic element types, so the loop takes the caller's
+// `#isolation` instead.
 
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Consumes the sequence on behalf of `owner` without keeping `owner` alive, and ends (tearing
@@ -20,26 +27,37 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - The Task's ``Cancellation`` goes into `bag`. Give the owner its own
     ///   `let bag = CancellationBag()`: when the owner is deallocated, so is the bag, which
     ///   cancels the Task, so a loop suspended in `next()` waiting for an element that never comes
-    ///   ends too, and the source is torn down (a `CallbackStream` runs its teardown). The bag is
+    ///   ends too, and the source is torn down (a `CallbackStream` runs its teardown whichever way
+    ///   the loop ends; an `AsyncStream` runs `onTermination` when cancelled inside `next()` or
+    ///   when released, not merely when the loop stops iterating it). The bag is
     ///   required because Swift cannot observe an arbitrary object's deallocation portably (there
     ///   are no associated objects on Linux): without it a quiet sequence would keep the Task and
     ///   its source alive after the owner died.
-    /// - Isolation: `handler` runs where it was written, like the body of `Task { }`. Written in a
-    ///   `@MainActor` view model it runs on the main actor, and may touch the owner's state
-    ///   without `await`; the loop then runs on the main actor too, so an isolation-aware source
-    ///   hands over buffered elements without hopping. `handler` is called once per element, in
-    ///   order, one at a time.
+    /// - Isolation: the loop runs in the caller's isolation (`isolation`, by default
+    ///   `#isolation`), and `handler` where it was written, like the body of `Task { }`. Called
+    ///   from a `@MainActor` view model both are on the main actor: the handler may set the
+    ///   owner's state without `await` or warnings, and an isolation-aware source
+    ///   (`CallbackStream`) hands over buffered elements without hopping. `handler` is called
+    ///   once per element, in order, one at a time. Inside an `actor` that is itself the owner,
+    ///   the loop runs on the global executor instead (a Task running on the actor would hold it),
+    ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
     ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
     ///   token is cancelled (`bag.cancelAll()`).
     ///
+    /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
+    ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a
+    ///   `Sendable` class.
     /// - Parameters:
     ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
     ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
+    ///   - isolation: Where the loop runs; leave the default.
     ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
     ///   - handler: Receives the owner (strongly, for this call only) and the element. Use
     ///     `owner`, not `self`, inside: capturing `self` strongly would keep it alive again.
-    /// - Returns: The token already stored in `bag`; cancel it to stop earlier.
+    /// - Returns: The token already stored in `bag`; cancel it to stop earlier. The result is
+    ///   discardable because the bag already holds it. Once the loop has ended the token reads as
+    ///   cancelled, so the bag drops it.
     @discardableResult
     public func forEach<Owner: AnyObject & Sendable>(
         weak owner: Owner,
@@ -56,10 +74,17 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
         )
-        control.attach(Task {
-            await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
-            control.ended(token: token)
-        })
+        if _isolationIsOwner(owner, isolation) {
+            control.attach(Task {
+                await _weakOwnerLoopOffOwner(self, owner: reference, control: control, handler: handler)
+                control.ended(token: token)
+            })
+        } else {
+            control.attach(Task {
+                await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
+                control.ended(token: token)
+            })
+        }
         return token
     }
 }
@@ -80,6 +105,28 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         }
     } catch {
         // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
+    }
+}
+
+/// The loop for an owner that is itself the caller's actor: runs on the global executor so the
+/// Task does not hold the owner; `handler` hops to its own isolation for each call.
+@usableFromInline
+func _weakOwnerLoopOffOwner<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
+    _ sequence: S,
+    owner reference: WeakReference<Owner>,
+    control: OwnedTaskControl,
+    handler: @isolated(any) (Owner, S.Element) async -> Void
+) async where S.Element: Sendable {
+    do {
+        for try await element in sequence {
+            guard let owner = reference.object else {
+                control.foundOwnerGone()
+                break
+            }
+            await handler(owner, element)
+        }
+    } catch {
+        // As in `_weakOwnerLoop`.
     }
 }
 
