@@ -10,9 +10,9 @@ import Darwin
 let chapters: [Chapter] = [
     singleShotChapter,
     delegatesChapter,
+    combineChapter,
     lifetimesChapter,
     virtualTimeChapter,
-    combineChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
