@@ -1,5 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
 //
@@ -42,9 +47,20 @@ let package = Package(
             name: "BridgesTour",
             dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]
         ),
-        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting"]),
+        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
+
+        // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
+        .target(name: "ExampleSupport", path: "Examples/Support"),
+        .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
+// The DocC plugin is added only when asked for, so it never enters users' dependency graph.
+if getenv("BRIDGES_DOCS") != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -10,6 +10,8 @@ import Darwin
 let chapters: [Chapter] = [
     singleShotChapter,
     delegatesChapter,
+    lifetimesChapter,
+    virtualTimeChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

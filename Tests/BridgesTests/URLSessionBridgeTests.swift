@@ -1,4 +1,5 @@
 import Bridges
+import ExampleSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,7 +11,7 @@ import Testing
 @Suite("withCallback + URLSession (real Foundation API)", .serialized)
 struct URLSessionBridgeTests {
     @Test func dataTask_deliversTheBody() async throws {
-        let server = try LoopbackHTTPServer()
+        let server = try LoopbackHTTPServer(routes: ["/hello": .body("hello", contentType: "text/plain")])
         defer { server.stop() }
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
@@ -24,7 +25,8 @@ struct URLSessionBridgeTests {
     }
 
     @Test func cancellingTheAwaitingTask_cancelsTheURLSessionTask() async throws {
-        let server = try LoopbackHTTPServer()
+        let hangingRequestArrived = Signal()
+        let server = try LoopbackHTTPServer(routes: ["/hang": .hang], onHang: { _ in hangingRequestArrived.open() })
         defer { server.stop() }
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
@@ -43,7 +45,7 @@ struct URLSessionBridgeTests {
                 return Cancellation { task.cancel() }
             }
         }
-        await server.hangingRequestArrived.wait()  // the request is really in flight
+        await hangingRequestArrived.wait()  // the request is really in flight
         awaiting.cancel()
         await #expect(throws: CancellationError.self) { try await awaiting.value }
 

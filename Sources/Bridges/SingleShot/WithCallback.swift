@@ -68,6 +68,9 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
 ///   - timeout: Gives up after this long with ``BridgeError/timedOut`` and cancels the legacy call.
 ///   - onLateResult: Receives a result that arrives after cancellation or timeout, so resources
 ///     it carries (files, handles) can be released. Called on the thread that called back.
+///   - isolation: The caller's actor (filled in by `#isolation`); the body runs on it.
+///   - fileID: Call site reported with any misuse; leave the default.
+///   - line: Call site reported with any misuse; leave the default.
 ///   - body: Starts the legacy call, synchronously, in the caller's isolation.
 /// - Throws: The legacy failure as is (`catch let error as MyError` works), `CancellationError`,
 ///   ``BridgeError``, or whatever the body throws.

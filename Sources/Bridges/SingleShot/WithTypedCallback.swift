@@ -23,7 +23,7 @@ extension CallbackFailure: Equatable where Failure: Equatable {}
 ///     …
 /// } catch .cancelled { … } catch .bridge(let error) { … }
 /// ```
-/// Same guarantees as ``withCallback(isolation:timeout:onLateResult:fileID:line:_:)-8mb2k``.
+/// Same guarantees as `withCallback`.
 @inlinable
 public func withTypedCallback<Success: Sendable, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,

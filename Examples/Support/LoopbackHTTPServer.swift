@@ -5,19 +5,28 @@ import Darwin
 #endif
 import Foundation
 
-/// A minimal HTTP/1.1 server on 127.0.0.1 and an ephemeral port, for tests of real
-/// `URLSession` calls. `GET /hello` answers at once; `GET /hang` is read and never answered
-/// until ``stop()``, so a test can cancel a request that is really in flight.
-final class LoopbackHTTPServer: @unchecked Sendable {  // mutable state is guarded by `lock`
-    let port: UInt16
-    /// Opened each time a request for `/hang` has been read.
-    let hangingRequestArrived = Signal()
+/// A minimal HTTP/1.1 server on 127.0.0.1 and an ephemeral port, so examples and tests make
+/// real `URLSession` calls offline. Each path answers with its route's body, or never answers
+/// (`.hang`) until ``stop()``, so a caller can cancel a request that is really in flight.
+public final class LoopbackHTTPServer: @unchecked Sendable {  // mutable state is guarded by `lock`
+    public enum Route: Sendable {
+        case body(String, contentType: String = "application/json")
+        /// Reads the request and never answers; `onHang` is called with the path.
+        case hang
+    }
+
+    public let port: UInt16
+    private let routes: [String: Route]
+    private let onHang: @Sendable (String) -> Void
     private let listener: Int32
     private let lock = NSLock()
     private var connections: [Int32] = []
     private var stopped = false
 
-    init() throws {
+    /// Starts serving `routes` (keyed by path, query included) on 127.0.0.1.
+    public init(routes: [String: Route], onHang: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        self.routes = routes
+        self.onHang = onHang
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.EIO) }
         var yes: Int32 = 1
@@ -40,9 +49,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // mutable state is guard
         thread.start()
     }
 
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
-    func stop() {
+    public func stop() {
         let toClose: [Int32] = lock.withLock {
             stopped = true
             defer { connections = [] }
@@ -76,13 +85,18 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // mutable state is guard
             request += buffer[0..<count]
         }
         let line = String(decoding: request.prefix { $0 != 13 }, as: UTF8.self)
-        if line.hasPrefix("GET /hang ") {
-            hangingRequestArrived.open()
+        let parts = line.split(separator: " ")
+        let path = parts.count >= 2 ? String(parts[1]) : ""
+        let response: String
+        switch routes[path] {
+        case .hang?:
+            onHang(path)
             return  // never answered; closed by stop() or by the client cancelling
+        case .body(let body, let contentType)?:
+            response = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nContent-Type: \(contentType)\r\nConnection: close\r\n\r\n\(body)"
+        case nil:
+            response = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         }
-        let body = line.hasPrefix("GET /hello ") ? "hello" : "not found"
-        let status = line.hasPrefix("GET /hello ") ? "200 OK" : "404 Not Found"
-        let response = "HTTP/1.1 \(status)\r\nContent-Length: \(body.utf8.count)\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n\(body)"
         _ = response.withCString { write(connection, $0, strlen($0)) }
     }
 }

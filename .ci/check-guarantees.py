@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""The README's "Guarantees" table must name real tests, one per row.
+
+Every row of the table under "## Guarantees" ends with a cell naming a test as
+`SuiteType/testFunction`; this check fails if that function is not declared as a test in
+that suite type anywhere under Tests/.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+readme = (ROOT / "README.md").read_text()
+section = readme.split("## Guarantees", 1)
+if len(section) < 2:
+    sys.exit("README.md has no '## Guarantees' section")
+table = section[1].split("\n## ", 1)[0]
+rows = [l for l in table.splitlines() if l.startswith("|") and not set(l) <= set("|-: ")]
+rows = rows[1:]  # header
+sources = {p: p.read_text() for p in (ROOT / "Tests").rglob("*.swift")}
+errors = 0
+for row in rows:
+    names = re.findall(r"`([A-Za-z0-9_]+)/([A-Za-z0-9_]+)`", row.rsplit("|", 2)[-2])
+    if not names:
+        print(f"✘ row names no test: {row}")
+        errors += 1
+        continue
+    for suite, test in names:
+        found = False
+        for text in sources.values():
+            m = re.search(rf"\b(struct|final class|class|extension)\s+{suite}\b", text)
+            if m and re.search(rf"@Test[^\n]*\n?\s*func {test}\(|func {test}\(\)", text[m.start():]):
+                found = True
+                break
+        if not found:
+            print(f"✘ {suite}/{test} named in README Guarantees does not exist")
+            errors += 1
+print(f"guarantees: {len(rows)} rows, {errors} problems")
+sys.exit(1 if errors else 0)

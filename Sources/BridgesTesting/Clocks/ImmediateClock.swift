@@ -1,0 +1,28 @@
+/// A clock on which every sleep returns at once, moving `now` to the deadline.
+///
+/// For tests where timing does not matter but the code takes `some Clock<Duration>`: a retry
+/// with back-off, an animation delay, a poll interval. A sleep still throws
+/// `CancellationError` when its task is cancelled, so cancellation paths stay testable.
+/// `now` never moves backwards: sleeping until a past deadline leaves it unchanged.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+public final class ImmediateClock: Clock, Sendable {
+    public typealias Instant = TestClock.Instant
+
+    private let current: TestingLocked<Duration>
+
+    public init(now: Instant = Instant()) { current = TestingLocked(now.offset) }
+
+    public var now: Instant { Instant(offset: current.withLock { $0 }) }
+    public var minimumResolution: Duration { .zero }
+
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        current.withLock { $0 = max($0, deadline.offset) }
+    }
+}
+
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+extension Clock where Self == ImmediateClock {
+    /// A new ``ImmediateClock`` at offset zero.
+    public static var immediate: ImmediateClock { ImmediateClock() }
+}

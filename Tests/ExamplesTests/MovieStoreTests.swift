@@ -1,0 +1,17 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import MovieStore
+import Testing
+
+@Suite("Example: MovieStore")
+struct MovieStoreTests {
+    @Test func loadsPageOne_andCancellationReachesTheInFlightRequest() async throws {
+        let report = try await runMovieStore(log: { _ in })
+        #expect(report.firstPage.results.map(\.id) == [550, 13])
+        #expect(report.slowRequestCancelled)
+        #expect(report.lateErrorCode == NSURLErrorCancelled)
+        #expect(report.slowTaskState == .canceling || report.slowTaskState == .completed)
+    }
+}
