@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import Foundation
 import Testing
 
 /// What each policy delivers, drops and reports, with a producer that yields 1…10 before the
@@ -115,13 +116,19 @@ struct CallbackStreamPolicyTests {
             results.append(sink.yield(1))
             #expect(results.values == [.stopProducing])
         } else {
-            var next = 1
-            while true {
-                let result = sink.yield(next)
-                results.append(result)
-                next += 1
-                if result == .enqueued { break }
+            // On a real thread: a task spinning here could hold a cooperative thread the consumer needs.
+            let done = Signal()
+            Thread.detachNewThread {
+                var next = 1
+                while true {
+                    let result = sink.yield(next)
+                    results.append(result)
+                    next += 1
+                    if result == .enqueued { break }
+                }
+                done.open()
             }
+            await done.wait()
         }
         sink.finish()
         box.clear()

@@ -79,12 +79,16 @@ struct FoundationAdaptersTests {
         let stop = LegacyFlagForTests()
         // The observer is added by the consumer's first next(); until the consumer has what it
         // needs, a poster thread keeps posting (a fast producer, no sleeping).
-        let poster = Task.detached {
+        // A real thread, not a task: a spinning task could hold one of the few cooperative
+        // threads the consumer needs.
+        let posterDone = Signal()
+        Thread.detachNewThread {
             var n = 0
             while !stop.isSet {
                 n += 1
                 center.post(name: name, object: nil, userInfo: ["n": n])
             }
+            posterDone.open()
         }
         var received: [Int] = []
         for await n in center.notificationStream(named: name, transform: { note in
@@ -95,7 +99,7 @@ struct FoundationAdaptersTests {
             if received.count == 3 { break }
         }
         stop.set()
-        await poster.value
+        await posterDone.wait()
         #expect(received.count == 3)
         #expect(received == Array(received[0]..<(received[0] + 3)), "consecutive posts, in order")
         let seen = observed.value

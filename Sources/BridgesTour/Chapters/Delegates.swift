@@ -203,16 +203,18 @@ let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-sh
     // The observer is added when the loop starts; a poster thread posts until the loop has
     // seen three (a fast producer: no sleeping, no timing assumptions).
     let stop = LegacyFlag()
-    let poster = Task.detached {
+    let posterDone = TourSignal()
+    Thread.detachNewThread {  // a thread, not a task: it must not hold a cooperative thread
         var posted = 0
         while !stop.isSet {
             posted += 1
             center.post(name: didSave, object: nil, userInfo: ["id": posted])
         }
+        posterDone.open()
     }
     let ids = await saves.value
     stop.set()
-    await poster.value
+    await posterDone.wait()
     say("notifications received in order by the loop: \(ids)")
     try check(ids.count == 3 && ids[2] == ids[0] + 2, "consecutive notifications, in order")
 

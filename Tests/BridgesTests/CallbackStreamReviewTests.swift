@@ -1,0 +1,207 @@
+@testable import Bridges
+import Dispatch
+import Testing
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `action` when released.
+final class OnDeinit: Sendable {
+    let action: @Sendable () -> Void
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    deinit { action() }
+}
+
+extension CallbackStream.Sink {
+    /// Whether the stream's lock is held right now (by any thread, this one included).
+    var lockIsHeld: Bool {
+        token.storage.state.storage.withUnsafeMutablePointerToElements { lock in
+            #if canImport(Darwin)
+            if os_unfair_lock_trylock(lock) { os_unfair_lock_unlock(lock); return false }
+            return true
+            #else
+            if pthread_mutex_trylock(lock) == 0 { pthread_mutex_unlock(lock); return false }
+            return true
+            #endif
+        }
+    }
+}
+
+
+/// Regressions found by an independent review of the engine: each failed before its fix.
+@Suite("CallbackStream: review regressions")
+struct CallbackStreamReviewTests {
+    // 1. The demand handler is never released: storage -> handler -> sink -> SinkToken -> storage.
+    @Test(arguments: [BufferingPolicy.suspending(2), .rendezvous, .unbounded, .latest])
+    func demandHandlerCapturingSink_isReleasedWhenConsumerBreaks(_ policy: BufferingPolicy) async {
+        let weak = Weak<Canary>()
+        let tornDown = Counter()
+        let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
+            let canary = Canary()
+            weak.object = canary
+            sink.onDemand { _ in _ = sink; _ = canary }  // a pull source yields through the sink
+            sink.yield(1)
+            return Cancellation { tornDown.increment() }
+        }
+        for await _ in stream { break }
+        #expect(tornDown.value == 1)
+        #expect(weak.object == nil, "the demand handler and the sink it captured outlive the stream (\(policy))")
+    }
+
+    @Test func demandHandlerCapturingSink_isReleasedWhenProducerFinishes() async {
+        let weak = Weak<Canary>()
+        let stream = CallbackStream<Int, Never>(buffering: .suspending(4)) { sink in
+            let canary = Canary()
+            weak.object = canary
+            sink.onDemand { _ in _ = sink; _ = canary }
+            sink.yield(1)
+            sink.finish()
+            return Cancellation {}
+        }
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == [1])
+        #expect(weak.object == nil, "the demand handler outlives the finished stream")
+    }
+
+    // 2. Replacing a demand handler releases the old one (and whatever it captured) under the lock.
+    @Test func replacedDemandHandler_isReleasedOutsideTheLock() async {
+        let heldDuringDeinit = Collected<Bool>()
+        let stream = CallbackStream<Int, Never>(buffering: .suspending(2)) { sink in
+            sink.onDemand { [probe = OnDeinit { heldDuringDeinit.append(sink.lockIsHeld) }] _ in _ = probe }
+            sink.onDemand { _ in }  // replaces the first handler
+            sink.finish()
+            return Cancellation {}
+        }
+        for await _ in stream {}
+        #expect(heldDuringDeinit.values == [false], "user deinit ran while the stream's lock was held")
+    }
+
+    // 3. Memory: a bounded policy allocates 8 slots for capacity 1.
+    @Test func latest_oneElement_usesOneSlot() async {
+        let slots = Collected<Int>()
+        let stream = CallbackStream<Int, Never>(buffering: .latest) { sink in
+            sink.yield(1)
+            sink.yield(2)
+            slots.append(sink.token.storage.state.withLock { $0.buffer.capacity })
+            sink.finish()
+            return Cancellation {}
+        }
+        for await _ in stream {}
+        #expect(slots.values == [1], "RingBuffer slots allocated for a .latest stream")
+    }
+}
+
+/// A pull source: demand arrives on any thread and is served on a serial queue.
+final class PullSource: @unchecked Sendable {  // all mutable state is touched only on `queue`
+    let queue = DispatchQueue(label: "pull")
+    var outstanding = 0
+    var next = 0
+    var violations: [String] = []
+    let total: Int
+    init(total: Int) { self.total = total }
+
+    func demand(_ n: Int, sink: CallbackStream<Int, Never>.Sink) {
+        queue.async { [self] in
+            if n == Int.max { violations.append("unbounded demand") ; return }
+            outstanding += n
+            while outstanding > 0 && next < total {
+                outstanding -= 1
+                let result = sink.yield(next)
+                next += 1
+                if result == .stopProducing && outstanding != 0 && sink.isTerminated == false {
+                    // .suspending(n>0): full buffer means no demand can be outstanding.
+                    violations.append("stopProducing with \(outstanding) outstanding at \(next - 1)")
+                }
+                if case .dropped = result { violations.append("dropped \(next - 1)") }
+            }
+            if next == total { next += 1; sink.finish() }
+        }
+    }
+}
+
+extension CallbackStreamReviewTests {
+    @Test(arguments: [1, 2, 5])
+    func pullSource_suspending_demandIsExact(_ capacity: Int) async {
+        let total = 20_000
+        let source = PullSource(total: total)
+        let stream = CallbackStream<Int, Never>(buffering: .suspending(capacity)) { sink in
+            sink.onDemand { [source] n in source.demand(n, sink: sink) }
+            return Cancellation {}
+        }
+        var expected = 0
+        for await value in stream {
+            if value != expected { Issue.record("got \(value), expected \(expected)"); break }
+            expected += 1
+        }
+        #expect(expected == total)
+        let violations = source.queue.sync { source.violations }
+        #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+
+    @Test func pullSource_rendezvous_demandIsOnePerWait() async {
+        let total = 20_000
+        let source = PullSource(total: total)
+        let stream = CallbackStream<Int, Never>(buffering: .rendezvous) { sink in
+            sink.onDemand { [source] n in source.demand(n, sink: sink) }
+            return Cancellation {}
+        }
+        var expected = 0
+        for await value in stream {
+            if value != expected { Issue.record("got \(value), expected \(expected)"); break }
+            expected += 1
+        }
+        #expect(expected == total)
+        let outstanding = source.queue.sync { source.outstanding }
+        #expect(outstanding == 0)
+    }
+}
+
+/// Runs an actor's jobs on a queue the test can recognise.
+final class QueueExecutor: SerialExecutor, @unchecked Sendable {  // the queue serialises everything
+    static let key = DispatchSpecificKey<Bool>()
+    let queue = DispatchQueue(label: "review.executor")
+    init() { queue.setSpecific(key: Self.key, value: true) }
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+}
+
+actor QueueProducer {
+    let executor = QueueExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    func send(_ sink: CallbackStream<Int, Never>.Sink, _ values: [Int]) async -> [Bool] {
+        var onActor: [Bool] = []
+        for value in values {
+            _ = await sink.send(value)
+            onActor.append(QueueExecutor.isCurrent)
+        }
+        return onActor
+    }
+}
+
+extension CallbackStreamReviewTests {
+    // Perf: `send` is nonisolated async: an actor-isolated producer hops off its actor (and back)
+    // on every send, even when nothing waits. onDrop runs where the element was sent.
+    @Test func actorProducer_sendRunsOnTheProducersActor() async {
+        let onActor = Collected<Bool>()
+        let box = SinkBox<Int, Never>()
+        let stream = CallbackStream<Int, Never>(buffering: .latest, onDrop: { _ in onActor.append(QueueExecutor.isCurrent) }) { sink in
+            box.set(sink)
+            sink.yield(0)
+            return Cancellation {}
+        }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == 0)
+        let back = await QueueProducer().send(box.sink, [1, 2, 3])
+        #expect(back == [true, true, true])
+        #expect(onActor.values == [true, true], "send's body ran off the producer's actor: a hop there and back per element")
+        box.sink.finish()
+        box.clear()
+        _ = consume iterator
+    }
+}
