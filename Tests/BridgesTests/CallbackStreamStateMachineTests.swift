@@ -42,7 +42,7 @@ struct CallbackStreamStateMachineTests {
 
     @Test func finish_whileBuilding_runsTeardownWhenReturned() {
         var machine = started()
-        guard case .finish(nil, nil, let senders, nil) = machine.finish(nil), senders.isEmpty else { Issue.record(Comment(rawValue: "no teardown yet")); return }
+        guard case .finish(nil, nil, let senders, nil, nil) = machine.finish(nil), senders.isEmpty else { Issue.record(Comment(rawValue: "no teardown yet")); return }
         let teardown = Cancellation()
         #expect(machine.builderReturned(teardown) === teardown, "run it now")
     }
@@ -51,7 +51,7 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         let teardown = Cancellation()
         #expect(machine.builderReturned(teardown) == nil)
-        guard case .terminate(nil, nil, let senders, let taken?, nil) = machine.consumerTerminated(), senders.isEmpty else {
+        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(), senders.isEmpty else {
             Issue.record(Comment(rawValue: "expected the teardown")); return
         }
         #expect(taken === teardown)
@@ -61,7 +61,7 @@ struct CallbackStreamStateMachineTests {
 
     @Test func consumerTerminated_whenIdle_releasesBuilderWithoutTeardown() {
         var machine = Machine(policy: .unbounded, builder: "build")
-        guard case .terminate("build", nil, let senders, nil, nil) = machine.consumerTerminated(), senders.isEmpty else {
+        guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(), senders.isEmpty else {
             Issue.record(Comment(rawValue: "expected the builder back, no teardown")); return
         }
     }
@@ -92,10 +92,10 @@ struct CallbackStreamStateMachineTests {
     @Test func registerDemand_perPolicy() {
         var suspending = started(.suspending(3))
         _ = suspending.yield(1)
-        #expect(suspending.registerDemand { _ in } == 2)
+        #expect(suspending.registerDemand { _ in }.initial == 2)
         var rendezvous = started(.rendezvous)
-        #expect(rendezvous.registerDemand { _ in } == nil)
+        #expect(rendezvous.registerDemand { _ in }.initial == nil)
         var latest = started(.latest)
-        #expect(latest.registerDemand { _ in } == Int.max)
+        #expect(latest.registerDemand { _ in }.initial == Int.max)
     }
 }

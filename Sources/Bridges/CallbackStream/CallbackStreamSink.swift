@@ -20,7 +20,7 @@ extension CallbackStream {
         ///   once as `.yieldAfterFinish`).
         @inlinable
         @discardableResult
-        public func yield(_ element: Element) -> YieldResult {
+        public func yield(_ element: sending Element) -> YieldResult {
             token.storage.act(token.storage.state.withLock { $0.yield(element) }, onDrop: token.onDrop, site: token.site)
         }
 
@@ -33,8 +33,11 @@ extension CallbackStream {
         ///   If the sending task is cancelled while suspended, the element is enqueued anyway
         ///   (nothing is lost) and the result is `.stopProducing`.
         @inlinable
-        public func send(_ element: Element) async -> YieldResult {
-            await token.storage.send(element, onDrop: token.onDrop, site: token.site)
+        public func send(
+            _ element: sending Element,
+            isolation: isolated (any Actor)? = #isolation
+        ) async -> YieldResult {
+            await token.storage.send(element, onDrop: token.onDrop, site: token.site, isolation: isolation)
         }
 
         /// Ends the stream normally: the consumer receives what is buffered, then `nil`. The

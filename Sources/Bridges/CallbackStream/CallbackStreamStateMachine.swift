@@ -85,7 +85,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline var phase: Phase
     @usableFromInline var teardown: Teardown = .notYetReturned
     /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
-    @usableFromInline var buffer = RingBuffer<Element>()
+    @usableFromInline var buffer: RingBuffer<Element>
     /// The consumer suspended in `next()`; only while streaming with nothing buffered.
     @usableFromInline var consumer: Consumer?
     /// `await send`s waiting for room, oldest first.
@@ -106,6 +106,17 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .suspending(let n): (mode, capacity) = (.suspending, n)
         }
         phase = .idle(builder)
+        buffer = Self.makeBuffer(mode: mode, capacity: capacity)
+    }
+
+    /// Lossy policies never hold more than `capacity`: allocate no more than that.
+    @inlinable
+    static func makeBuffer(mode: Mode, capacity: Int) -> RingBuffer<Element> {
+        switch mode {
+        case .dropNewest, .dropOldest: RingBuffer(initialCapacity: Swift.min(capacity, 8), maximumCapacity: capacity)
+        case .suspending: RingBuffer(initialCapacity: Swift.min(Swift.max(capacity, 1), 8))
+        case .unbounded: RingBuffer()
+        }
     }
 
     /// Whether taking an element gives the producer one more unit of demand (`.suspending(n)`, n > 0).
@@ -115,7 +126,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func discardBuffer() -> RingBuffer<Element>? {
         guard !buffer.isEmpty else { return nil }
         let old = buffer
-        buffer = RingBuffer()
+        buffer = Self.makeBuffer(mode: mode, capacity: capacity)
         return old
     }
 
@@ -238,7 +249,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             consumer: Consumer?,
             senders: [Sender],
             teardown: Cancellation?,
-            discarded: RingBuffer<Element>?
+            discarded: RingBuffer<Element>?,
+            demand: DemandHandler?
         )
     }
 
@@ -249,19 +261,22 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .idle(let builder):
             phase = .terminated
             teardown = .spent
-            return .terminate(builder: builder, consumer: nil, senders: [], teardown: nil, discarded: nil)
+            return .terminate(builder: builder, consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
         case .streaming, .finished:
             phase = .terminated
             let waiting = consumer
             consumer = nil
             let waitingSenders = senders
             senders = []
+            let demand = demandHandler
+            demandHandler = nil
             return .terminate(
                 builder: nil,
                 consumer: waiting,
                 senders: waitingSenders,
                 teardown: takeTeardown(),
-                discarded: discardBuffer()
+                discarded: discardBuffer(),
+                demand: demand
             )
         case .terminated:
             return .none
@@ -300,6 +315,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 buffer.append(element)
                 return .answer(.enqueued)
             case .dropNewest:
+                // `.drop`: while the builder runs, the first next() is the waiting consumer.
                 if buffer.count < capacity {
                     buffer.append(element)
                     return .answer(.enqueued)
@@ -403,7 +419,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case reportFinishAfterFinish
         /// Resume the waiting consumer with the end, resume `senders` with `.enqueued` (their
         /// elements were moved into the buffer and will be delivered), run the teardown.
-        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: Cancellation?)
+        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: Cancellation?, demand: DemandHandler?)
     }
 
     @inlinable
@@ -412,10 +428,12 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .streaming:
             producerFinished = true
             let teardown = takeTeardown()
+            let demand = demandHandler  // no more demand once the producer is done: release it
+            demandHandler = nil
             if let waiting = consumer {
                 consumer = nil
                 phase = .terminated
-                return .finish(consumer: waiting, failure, senders: [], teardown: teardown)
+                return .finish(consumer: waiting, failure, senders: [], teardown: teardown, demand: demand)
             }
             var resumed: [SenderContinuation] = []
             if !senders.isEmpty {
@@ -427,7 +445,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 senders = []
             }
             phase = .finished(failure)
-            return .finish(consumer: nil, nil, senders: resumed, teardown: teardown)
+            return .finish(consumer: nil, nil, senders: resumed, teardown: teardown, demand: demand)
         case .finished, .terminated:
             return noteMisuseAfterFinish() ? .reportFinishAfterFinish : .none
         case .idle:
@@ -449,20 +467,21 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     /// Installs the demand handler; returns the demand to report at once, if any.
     @inlinable
-    mutating func registerDemand(_ handler: @escaping DemandHandler) -> Int? {
+    mutating func registerDemand(_ handler: @escaping DemandHandler) -> (initial: Int?, replaced: DemandHandler?) {
         switch phase {
         case .finished, .terminated:
-            return nil
+            return (nil, nil)
         case .idle, .streaming:
+            let replaced = demandHandler
             demandHandler = handler
             switch mode {
             case .unbounded, .dropNewest, .dropOldest:
-                return Int.max
+                return (Int.max, replaced)
             case .suspending where capacity == 0:
-                return consumer != nil ? 1 : nil
+                return (consumer != nil ? 1 : nil, replaced)
             case .suspending:
                 let room = capacity - buffer.count - senders.count
-                return room > 0 ? room : nil
+                return (room > 0 ? room : nil, replaced)
             }
         }
     }

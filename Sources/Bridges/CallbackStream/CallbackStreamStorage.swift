@@ -19,13 +19,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// Ends the iteration from the consumer's side (its task was cancelled or its iterator released).
     @inlinable
     func terminateConsumer() {
-        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded) =
+        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
             state.withLock({ $0.consumerTerminated() })
         else { return }
         consumer?.resume(returning: Delivery(.success(nil)))
         for sender in senders { sender.continuation.resume(returning: Handoff(.terminated)) }
         teardown?.cancel()
-        withExtendedLifetime((builder, discarded)) {}  // released here, outside the lock
+        withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock
     }
 
     @inlinable
@@ -86,7 +86,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     }
 
     @inlinable
-    func send(_ element: Element, onDrop: (@Sendable (Element) -> Void)?, site: CallSite) async -> Machine.YieldResult {
+    func send(
+        _ element: Element,
+        onDrop: (@Sendable (Element) -> Void)?,
+        site: CallSite,
+        isolation: isolated (any Actor)?
+    ) async -> Machine.YieldResult {
         let pending: Element
         let id: UInt64
         switch state.withLock({ $0.trySend(element) }) {
@@ -96,7 +101,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
             (pending, id) = (element, senderID)
         }
         let handoff = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: Machine.SenderContinuation) in
+            await withUnsafeContinuation(isolation: isolation) { (continuation: Machine.SenderContinuation) in
                 switch state.withLock({ $0.enqueueSender(pending, id: id, continuation) }) {
                 case .suspended:
                     if Task.isCancelled { cancelSender(id: id) }  // cancelled before it was enqueued
@@ -137,16 +142,19 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
             break
         case .reportFinishAfterFinish:
             site.report(.yieldAfterFinish, "finish() was called on a CallbackStream sink that had already finished; the call was ignored")
-        case .finish(let consumer, let failure, let senders, let teardown):
+        case .finish(let consumer, let failure, let senders, let teardown, let demand):
             consumer?.resume(returning: Delivery(failure.map { .failure($0) } ?? .success(nil)))
             for sender in senders { sender.resume(returning: Handoff(.enqueued)) }
             teardown?.cancel()
+            withExtendedLifetime(demand) {}  // released here, outside the lock
         }
     }
 
     @inlinable
     func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
-        if let initial = state.withLock({ $0.registerDemand(handler) }) { handler(initial) }
+        let (initial, replaced) = state.withLock { $0.registerDemand(handler) }
+        withExtendedLifetime(replaced) {}  // the old handler's captures are released outside the lock
+        if let initial { handler(initial) }
     }
 }
 

@@ -10,8 +10,15 @@ final class RingBuffer<Element> {
     @usableFromInline var capacity = 0
     @usableFromInline var head = 0
     @usableFromInline var count = 0
+    /// Slots allocated on the first append.
+    @usableFromInline let initialCapacity: Int
+    /// The buffer never holds more than this (lossy policies): growth stops there.
+    @usableFromInline let maximumCapacity: Int
 
-    @inlinable init() {}
+    @inlinable init(initialCapacity: Int = 8, maximumCapacity: Int = .max) {
+        self.initialCapacity = Swift.max(1, Swift.min(initialCapacity, maximumCapacity))
+        self.maximumCapacity = maximumCapacity
+    }
 
     @inlinable
     deinit {
@@ -48,7 +55,7 @@ final class RingBuffer<Element> {
 
     @usableFromInline
     func grow() {
-        let newCapacity = Swift.max(capacity &* 2, 8)
+        let newCapacity = capacity == 0 ? initialCapacity : Swift.min(capacity &* 2, Swift.max(maximumCapacity, capacity &+ 1))
         let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
         if let storage {
             let firstPart = Swift.min(count, capacity - head)

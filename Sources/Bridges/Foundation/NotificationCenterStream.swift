@@ -32,7 +32,12 @@ extension NotificationCenter {
         let center = UncheckedBox(self)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
-                if let element = transform(note) { sink.yield(element) }
+                guard let element = transform(note) else { return }
+                // `yield` takes its element `sending`. A posted Notification (and what `transform`
+                // derives from it) is not touched by the poster afterwards, so handing it to the
+                // consumer is safe although Notification is not marked Sendable on Linux.
+                nonisolated(unsafe) let handedOver = element
+                sink.yield(handedOver)
             }
             let token = UncheckedBox(observer)
             return Cancellation { center.value.removeObserver(token.value) }

@@ -118,7 +118,10 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .yield:
             break
         }
-        if case .terminated = sink.yield(input) { cancelUpstream() }
+        // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. A publisher
+        // gives up an element when it sends it (Combine's contract), so handing it on is safe.
+        nonisolated(unsafe) let element = input
+        if case .terminated = sink.yield(element) { cancelUpstream() }
         return .none
     }
 
