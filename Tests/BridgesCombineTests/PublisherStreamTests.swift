@@ -230,8 +230,12 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         }
     }
 
-    /// Upstream completes while the consumer is cancelled: never a cancel after completion.
-    @Test func completionRacingCancel_neverCancelsACompletedSubscription_stress() async {
+    /// Upstream completes while the consumer is cancelled: the subscriber cancels at most once,
+    /// and the stream ends exactly once. When the two race on different threads, the subscriber
+    /// may decide to cancel before the completion reaches it, so the publisher can see that
+    /// cancel after it completed (`.cancelledAgain`, a no-op in Combine); what must never happen
+    /// is an effective cancel *and* a completion, or two cancels.
+    @Test func completionRacingCancel_cancelsAtMostOnce_andEndsOnce_stress() async {
         for _ in 0..<200 {
             let upstream = DemandRecordingPublisher<Int, Never>()
             let consumer = Task { for await _ in upstream.stream(buffering: .rendezvous) {} }
@@ -241,8 +245,8 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
             await completer.value
             await consumer.value
             let events = upstream.events
-            #expect(!events.contains(.cancelledAgain))
-            #expect(events.filter { $0 == .cancelled || $0 == .completed }.count == 1)
+            #expect(events.filter { $0 == .cancelled || $0 == .cancelledAgain }.count <= 1, "\(events)")
+            #expect(events.filter { $0 == .cancelled || $0 == .completed }.count == 1, "\(events)")
         }
     }
 }

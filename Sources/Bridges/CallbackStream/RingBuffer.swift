@@ -6,10 +6,13 @@
 /// append and grows by doubling; elements are moved, never copied, when it grows.
 @usableFromInline
 final class RingBuffer<Element> {
-    @usableFromInline var storage: UnsafeMutablePointer<Element>?
-    @usableFromInline var capacity = 0
-    @usableFromInline var head = 0
-    @usableFromInline var count = 0
+    // Unchecked exclusivity: every access happens under the stream's lock, so the runtime's
+    // dynamic exclusivity checks on these class properties can never fire, and they cost 42% of
+    // a buffered yield + next (callgrind: 1 639 → 949 instructions per element).
+    @exclusivity(unchecked) @usableFromInline var storage: UnsafeMutablePointer<Element>?
+    @exclusivity(unchecked) @usableFromInline var capacity = 0
+    @exclusivity(unchecked) @usableFromInline var head = 0
+    @exclusivity(unchecked) @usableFromInline var count = 0
     /// Slots allocated on the first append.
     @usableFromInline let initialCapacity: Int
     /// The buffer never holds more than this (lossy policies): growth stops there.
