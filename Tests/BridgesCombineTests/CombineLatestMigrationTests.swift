@@ -75,7 +75,9 @@ import Bridges
     @Test func published_sinkAndForAwait_giveTheSameOutputs() async {
         let combineForm = LoginForm()
         var sinkOutputs: [Bool] = []
+        // snippet:begin publishedCombineLatest.before
         let cancellable = combineForm.canLogin.sink { sinkOutputs.append($0) }
+        // snippet:end publishedCombineLatest.before
         for step in Self.script { combineForm.apply(step) }
         cancellable.cancel()
 
@@ -88,10 +90,12 @@ import Bridges
         let expected = sinkOutputs.count
         let consumer = Task {
             var outputs: [Bool] = []
+            // snippet:begin publishedCombineLatest.after
             for await canLogin in stream {
                 outputs.append(canLogin)
                 if outputs.count == expected { break }  // @Published never completes
             }
+            // snippet:end publishedCombineLatest.after
             return outputs
         }
         await requested.wait()
