@@ -1,0 +1,22 @@
+import Bridges
+
+/// Where a Combine bridge was created, and the diagnostics handler in effect there.
+///
+/// The `Bridges` module's own call-site type is internal, so this captures the public
+/// ``Diagnostics/current`` handler at creation and reports to it later from any thread, which
+/// is what keeps a test's `Diagnostics.withHandler` scoped to the bridges it created.
+struct Reporter: Sendable {
+    let fileID: String
+    let line: UInt
+    private let handler: Diagnostics.Handler
+
+    init(fileID: String, line: UInt) {
+        self.fileID = fileID
+        self.line = line
+        self.handler = Diagnostics.current
+    }
+
+    func report(_ kind: BridgeDiagnostic.Kind, _ message: String) {
+        handler(BridgeDiagnostic(kind: kind, message: message, fileID: fileID, line: line))
+    }
+}

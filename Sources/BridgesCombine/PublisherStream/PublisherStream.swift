@@ -1,0 +1,67 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+
+#if canImport(Combine) || OpenCombine
+import Bridges
+
+extension Publisher {
+    /// The publisher's elements as a ``CallbackStream``, with demand derived from `buffering`,
+    /// so that nothing is lost except what the policy says.
+    ///
+    /// Combine's `values` requests one element per `next()` and a `PassthroughSubject` simply
+    /// drops what arrives in between: a slow consumer of a fast subject loses almost everything.
+    ///
+    /// Before: `for await items in facade.items.values { … }`  (loses values; iOS 15+)
+    /// After:  `for await items in facade.items.stream(buffering: .unbounded) { … }`
+    ///
+    /// | policy | demand requested upstream | when the consumer is slow |
+    /// |---|---|---|
+    /// | `.unbounded` | `.unlimited` | everything is buffered |
+    /// | `.latest`, `.drop`, `.dropNewest(n)`, `.dropOldest(n)` | `.unlimited` | the policy drops (`onDrop` sees each) |
+    /// | `.rendezvous` | `.max(1)` per `next()` that finds nothing buffered | upstream waits (a demand-aware publisher); a subject drops, as with `values` |
+    /// | `.suspending(n)` | `.max(n)` up front, then `.max(1)` per element taken | upstream never has more outstanding demand than free buffer |
+    ///
+    /// - Cold, like every ``CallbackStream``: each iterator subscribes once, on its first `next()`.
+    /// - `Failure == Never` iterates with `for await`; otherwise `for try await`, and the thrown
+    ///   error is the publisher's `Failure`.
+    /// - Ending the iteration (break, dropped iterator, cancelled task) cancels the subscription
+    ///   exactly once; a publisher that completes is not cancelled.
+    /// - A publisher that sends more than was requested under `.rendezvous`/`.suspending(n)` is
+    ///   misbehaving: each such element is still buffered (beyond capacity, so nothing is lost)
+    ///   and reported as ``BridgeDiagnostic/Kind/excessEmission``.
+    /// - Elements are yielded on the publisher's thread; the consumer receives them in its own
+    ///   isolation.
+    public func stream(
+        buffering policy: BufferingPolicy,
+        onDrop: (@Sendable (Output) -> Void)? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) -> CallbackStream<Output, Failure> {
+        // Erased so that the builder captures no `Self` metatype (which need not be Sendable).
+        let upstream = PublisherBox(eraseToAnyPublisher())
+        let reporter = Reporter(fileID: fileID, line: line)
+        return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
+            let subscriber = StreamSubscriber<Output, Failure>(sink: sink, demandDriven: policy.isWaiting, reporter: reporter)
+            if policy.isWaiting {
+                sink.onDemand { count in subscriber.consumerCanTake(count) }
+            }
+            upstream.publisher.subscribe(subscriber)
+            return Cancellation { subscriber.cancelUpstream() }
+        }
+    }
+}
+
+/// Carries a publisher into the stream's `@Sendable` builder.
+///
+/// Combine publishers are not declared `Sendable`, but a publisher is a description of how to
+/// subscribe (a value) or a subject whose `subscribe` is thread-safe; the box only ever calls
+/// `subscribe`, once per iteration, from the consuming task — what `subscribe(on:)` does.
+private struct PublisherBox<Output, Failure: Error>: @unchecked Sendable {
+    let publisher: AnyPublisher<Output, Failure>
+    init(_ publisher: AnyPublisher<Output, Failure>) { self.publisher = publisher }
+}
+
+#endif

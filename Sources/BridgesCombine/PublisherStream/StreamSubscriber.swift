@@ -1,0 +1,139 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+
+#if canImport(Combine) || OpenCombine
+import Bridges
+
+/// The subscriber behind ``Combine/Publisher/stream(buffering:onDrop:fileID:line:)``: yields
+/// into a ``CallbackStream`` sink and turns the consumer's capacity into upstream demand.
+///
+/// - Demand-driven (waiting policies): every `count` the sink's `onDemand` reports becomes
+///   `request(.max(count))`, so upstream's outstanding demand never exceeds the free buffer.
+///   Demand reported before the subscription arrives is requested when it does.
+/// - Otherwise `request(.unlimited)` once, and the policy decides what to keep.
+/// - The subscription is cancelled at most once, and never after upstream completed.
+final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {
+    // @unchecked: mutable state is in `state`, behind its lock; the subscription and the sink
+    // are called outside it.
+
+    private struct State {
+        enum Upstream {
+            /// Created; `receive(subscription:)` not called yet.
+            case awaiting
+            case subscribed(any Subscription)
+            /// Completed by upstream or cancelled by the consumer. Terminal.
+            case done
+        }
+
+        var upstream: Upstream = .awaiting
+        /// Demand the consumer made room for before the subscription arrived (demand-driven only).
+        var pendingDemand: Subscribers.Demand = .none
+        /// Requested and not yet received, as this subscriber counts it (demand-driven only).
+        var outstanding: Subscribers.Demand = .none
+    }
+
+    private let state = Locked(State())
+    private let sink: CallbackStream<Input, Failure>.Sink
+    private let demandDriven: Bool
+    private let reporter: Reporter
+
+    init(sink: CallbackStream<Input, Failure>.Sink, demandDriven: Bool, reporter: Reporter) {
+        self.sink = sink
+        self.demandDriven = demandDriven
+        self.reporter = reporter
+    }
+
+    // MARK: - Consumer side
+
+    /// The sink's `onDemand`: the consumer can take `count` more elements.
+    func consumerCanTake(_ count: Int) {
+        guard count > 0 else { return }
+        let demand: Subscribers.Demand = count == .max ? .unlimited : .max(count)
+        let subscription = state.withLock { state -> (any Subscription)? in
+            switch state.upstream {
+            case .awaiting:
+                state.pendingDemand += demand
+                return nil
+            case .subscribed(let subscription):
+                state.outstanding += demand
+                return subscription
+            case .done:
+                return nil
+            }
+        }
+        subscription?.request(demand)
+    }
+
+    /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
+    func cancelUpstream() {
+        let subscription = state.withLock { state -> (any Subscription)? in
+            defer { state.upstream = .done }
+            if case .subscribed(let subscription) = state.upstream { return subscription }
+            return nil
+        }
+        subscription?.cancel()
+    }
+
+    // MARK: - Subscriber
+
+    func receive(subscription: any Subscription) {
+        let demand = state.withLock { state -> Subscribers.Demand? in
+            guard case .awaiting = state.upstream else { return nil }
+            state.upstream = .subscribed(subscription)
+            guard demandDriven else { return .unlimited }
+            defer { state.pendingDemand = .none }
+            state.outstanding = state.pendingDemand
+            return state.pendingDemand
+        }
+        guard let demand else {
+            // A second subscription, or the consumer already left: Combine says cancel it.
+            subscription.cancel()
+            return
+        }
+        if demand > .none { subscription.request(demand) }
+    }
+
+    private enum Verdict { case yield, excess, ignore }
+
+    func receive(_ input: Input) -> Subscribers.Demand {
+        let verdict = state.withLock { state -> Verdict in
+            guard case .subscribed = state.upstream else { return .ignore }
+            guard demandDriven else { return .yield }
+            guard state.outstanding > .none else { return .excess }
+            state.outstanding -= 1
+            return .yield
+        }
+        switch verdict {
+        case .ignore:
+            // After cancel or completion: a late element in flight; the stream is over anyway.
+            return .none
+        case .excess:
+            reporter.report(
+                .excessEmission,
+                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped"
+            )
+        case .yield:
+            break
+        }
+        if case .terminated = sink.yield(input) { cancelUpstream() }
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        let first = state.withLock { state -> Bool in
+            guard case .subscribed = state.upstream else { return false }
+            state.upstream = .done
+            return true
+        }
+        guard first else { return }
+        switch completion {
+        case .finished: sink.finish()
+        case .failure(let error): sink.finish(throwing: error)
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,47 @@
+import Bridges
+@testable import BridgesCombine
+
+/// An AsyncSequence that counts every `makeAsyncIterator()` and `next()`, produces 0, 1, 2, …
+/// up to `count` (or forever), and opens `released` when an iterator is destroyed — which, for
+/// an iterator owned by a task, means that task has ended.
+struct ProbeSequence: AsyncSequence, Sendable {
+    typealias Element = Int
+
+    final class Probe: Sendable {
+        let iterators = Counter()
+        let nextCalls = Counter()
+        let released = Counter()
+    }
+
+    let probe = Probe()
+    var count: Int = .max
+    var failAt: Int? = nil
+
+    struct ProbeError: Error, Equatable {}
+
+    final class Token: Sendable {
+        let probe: Probe
+        init(_ probe: Probe) { self.probe = probe }
+        deinit { probe.released.increment() }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let token: Token
+        let count: Int
+        let failAt: Int?
+        var current = 0
+
+        mutating func next() async throws -> Int? {
+            token.probe.nextCalls.increment()
+            if current == failAt { throw ProbeError() }
+            guard current < count else { return nil }
+            defer { current += 1 }
+            return current
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        probe.iterators.increment()
+        return AsyncIterator(token: Token(probe), count: count, failAt: failAt)
+    }
+}
