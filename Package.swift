@@ -52,7 +52,8 @@ let package = Package(
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
         .target(name: "ExampleSupport", path: "Examples/Support"),
         .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "ExampleSupport", "Bridges", "BridgesTesting"]),
+        .executableTarget(name: "LogTailer", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/LogTailer", exclude: ["README.md"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
