@@ -9,6 +9,7 @@ import Darwin
 /// Every chapter, in reading order. Each lives in its own file under Chapters/.
 let chapters: [Chapter] = [
     singleShotChapter,
+    combineChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -102,3 +102,26 @@ extension AsyncSequence where Self: Sendable, Failure == Never {
 }
 
 #endif
+
+#if canImport(Combine) || OpenCombine
+// Never-failing publishers for the stream types whose failure is known without the Swift 6
+// runtime's `AsyncSequence.Failure`, so they are `Never` on every OS version.
+
+extension AsyncStream where Element: Sendable {
+    /// A Combine publisher over this stream that never fails; see ``AsyncSequencePublisher``.
+    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, Never> {
+        AsyncSequencePublisher(self, failure: { error in
+            preconditionFailure("Internal inconsistency: AsyncStream threw \(error)")
+        }, fileID: fileID, line: line)
+    }
+}
+
+extension CallbackStream where Failure == Never, Element: Sendable {
+    /// A Combine publisher over this stream that never fails; see ``AsyncSequencePublisher``.
+    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, Never> {
+        AsyncSequencePublisher(self, failure: { error in
+            preconditionFailure("Internal inconsistency: CallbackStream<_, Never> threw \(error)")
+        }, fileID: fileID, line: line)
+    }
+}
+#endif

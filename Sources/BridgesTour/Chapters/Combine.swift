@@ -1,0 +1,443 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+import Bridges
+import BridgesCombine
+import Dispatch
+
+#if canImport(Combine) || OpenCombine
+
+let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+    try await slowConsumerTable()
+    try await liveSlowConsumers()
+    try await pipelineToForAwait()
+    try await sequenceToPublisher()
+    try await futureToAsync()
+}
+
+// MARK: - One subject, every bridge, side by side
+
+/// One `PassthroughSubject`, one consumer per bridge, all subscribed at once. Each consumer takes
+/// 0 and is busy with it while the subject sends 1..<10 000 in one burst; then they all go on.
+/// What each delivers is exactly what its demand and policy say, so every count is the same on
+/// every run; the chapter checks what each policy promises.
+private func slowConsumerTable() async throws {
+    let total = 10_000
+    let subject = CombineTourSubject()
+    let requests = CombineTourCounter()
+    let holding = CombineTourCounter()
+    let release = CombineTourGate()
+    let upstream = subject.subject.handleEvents(receiveRequest: { _ in requests.increment() }).eraseToAnyPublisher()
+
+    func slowShow(_ value: Int) async {
+        if value == 0 {
+            holding.increment()
+            await release.wait()
+        }
+    }
+    let rows: [(String, String, CombineTourIterator)] = [
+        (".values (Combine's own)", "request(1) per next()", CombineTourIterator(upstream.values)),
+        (".stream(buffering: .unbounded)", "all, in order", CombineTourIterator(upstream.stream(buffering: .unbounded))),
+        (".stream(buffering: .latest)", "the newest", CombineTourIterator(upstream.stream(buffering: .latest))),
+        (".stream(buffering: .drop)", "only while waiting", CombineTourIterator(upstream.stream(buffering: .drop))),
+        (".stream(buffering: .dropNewest(100))", "the first 100", CombineTourIterator(upstream.stream(buffering: .dropNewest(100)))),
+        (".stream(buffering: .dropOldest(100))", "the last 100", CombineTourIterator(upstream.stream(buffering: .dropOldest(100)))),
+        (".stream(buffering: .rendezvous)", "what was requested", CombineTourIterator(upstream.stream(buffering: .rendezvous))),
+        (".stream(buffering: .suspending(8))", "what was requested", CombineTourIterator(upstream.stream(buffering: .suspending(8)))),
+    ]
+    let consumers = rows.map { row in
+        Task {
+            var received: [Int] = []
+            while let value = try await row.2.next() {
+                received.append(value)
+                await slowShow(value)
+            }
+            return received
+        }
+    }
+    await requests.wait(untilAtLeast: rows.count)  // every consumer is subscribed and waiting
+    subject.subject.send(0)
+    await holding.wait(untilAtLeast: rows.count)  // every consumer holds 0 and is busy
+    for value in 1..<total { subject.subject.send(value) }
+    release.open()
+    subject.subject.send(completion: .finished)
+
+    // The same burst from a source that waits for demand: rendezvous loses nothing.
+    let aware = DemandRecordingPublisher<Int, Never>()
+    let awareConsumer = Task {
+        var received: [Int] = []
+        for await value in aware.stream(buffering: .rendezvous) { received.append(value) }
+        return received
+    }
+    for value in 0..<total { await aware.send(value) }
+    aware.send(completion: .finished)
+
+    say("A PassthroughSubject sends \(total) values while each consumer is busy with the first:")
+    say("bridge".rightPadded(40) + "delivered  promise")
+    var delivered: [String: [Int]] = [:]
+    for (row, consumer) in zip(rows, consumers) {
+        let received = try await consumer.value
+        delivered[row.0] = received
+        say(row.0.rightPadded(40) + String(received.count).leftPadded(9) + "  " + row.1)
+    }
+    let awareReceived = await awareConsumer.value
+    say(".rendezvous, demand-aware source".rightPadded(40)
+        + String(awareReceived.count).leftPadded(9) + "  all: the source waits for request(1)")
+
+    try check(delivered[".values (Combine's own)"]!.count < total, ".values should have lost the burst")
+    try check(delivered[".stream(buffering: .unbounded)"]! == Array(0..<total), ".unbounded must deliver all, in order")
+    try check(delivered[".stream(buffering: .latest)"]!.last == total - 1, ".latest must deliver the last value")
+    try check(delivered[".stream(buffering: .dropNewest(100))"]! == [0] + Array(1...100), ".dropNewest(100) keeps the first 100")
+    try check(
+        delivered[".stream(buffering: .dropOldest(100))"]! == [0] + Array(total - 100..<total),
+        ".dropOldest(100) keeps the last 100"
+    )
+    try check(awareReceived == Array(0..<total), "rendezvous over a demand-aware source must deliver all, in order")
+}
+
+/// The same comparison with consumers that really are slower than the producer: the lossy
+/// counts depend on scheduling (so they are printed, not checked); the lossless ones do not.
+private func liveSlowConsumers() async throws {
+    let total = 10_000
+    let subject = CombineTourSubject()
+    let requests = CombineTourCounter()
+    let upstream = CombineTourPublisher(subject.subject.handleEvents(receiveRequest: { _ in requests.increment() }).eraseToAnyPublisher())
+    let throughValues = Task {
+        var received: [Int] = []
+        await consumeThroughValues(upstream.publisher) { value in
+            received.append(value)
+            await Task.yield()  // slower than the producer
+        }
+        return received
+    }
+    let throughStream = Task {
+        var received: [Int] = []
+        await consumeThroughStream(upstream.publisher) { value in
+            received.append(value)
+            await Task.yield()
+        }
+        return received
+    }
+    let throughLatest = Task {
+        var received: [Int] = []
+        for await value in upstream.publisher.stream(buffering: .latest) {
+            received.append(value)
+            await Task.yield()
+        }
+        return received
+    }
+    await requests.wait(untilAtLeast: 3)
+    for value in 0..<total { subject.subject.send(value) }
+    subject.subject.send(completion: .finished)
+    let results = [await throughValues.value, await throughStream.value, await throughLatest.value]
+    say("Live, consumers awaiting between elements: .values \(results[0].count), .unbounded \(results[1].count), .latest \(results[2].count) (last \(results[2].last ?? -1))")
+    try check(results[1] == Array(0..<total), ".unbounded must deliver all, in order")
+    try check(results[2].last == total - 1, ".latest must deliver the last value")
+}
+
+// MARK: - Snippets for MIGRATION.md
+
+/// `valuesLoses.before`: Combine's own bridge.
+private func consumeThroughValues(_ subject: AnyPublisher<Int, Never>, show: (Int) async -> Void) async {
+    // snippet:begin valuesLoses.before
+    for await value in subject.values {
+        await show(value)
+    }
+    // snippet:end valuesLoses.before
+}
+
+/// `valuesLoses.after`: the same loop, nothing lost.
+private func consumeThroughStream(_ subject: AnyPublisher<Int, Never>, show: (Int) async -> Void) async {
+    // snippet:begin valuesLoses.after
+    for await value in subject.stream(buffering: .unbounded) {
+        await show(value)
+    }
+    // snippet:end valuesLoses.after
+}
+
+/// A login form in the style of scenario 5 (subjects, so that the tour can complete them).
+final class CombineTourLoginForm: @unchecked Sendable {  // only its subject is shared; subjects lock
+    let password = CurrentValueSubject<String, Never>("")
+}
+
+/// A stand-in for a UIKit button.
+final class CombineTourButton {
+    var isEnabled = false
+}
+
+private func pipelineToForAwait() async throws {
+    let script = ["s", "secret", "secret-pw", "short", "secret-pw!"]
+
+    // Before: Combine, a sink stored in a set.
+    let sinkFinal: Bool
+    do {
+        let form = CombineTourLoginForm()
+        let button = CombineTourButton()
+        // snippet:begin combinePipeline.before
+        var cancellables = Set<AnyCancellable>()
+        form.password
+            .map { $0.count >= 8 }
+            .removeDuplicates()
+            .sink { canLogin in button.isEnabled = canLogin }
+            .store(in: &cancellables)
+        // snippet:end combinePipeline.before
+        for text in script { form.password.send(text) }
+        sinkFinal = button.isEnabled
+        say("Combine sink: the button ends \(button.isEnabled)")
+    }
+
+    // After: for await, in a task, with .latest (UI state: only the newest matters).
+    let form = CombineTourLoginForm()
+    let subscribed = CombineTourGate()
+    let done = CombineTourGate()
+    let observed = Task { () -> Bool in
+        let button = CombineTourButton()
+        let form = CombineTourObservedForm(form: form, subscribed: subscribed)
+        // snippet:begin combinePipeline.after
+        for await canLogin in form.password
+            .map({ $0.count >= 8 })
+            .removeDuplicates()
+            .stream(buffering: .latest) {
+            button.isEnabled = canLogin
+        }
+        // snippet:end combinePipeline.after
+        done.open()
+        return button.isEnabled
+    }
+    await subscribed.wait()
+    for text in script { form.password.send(text) }
+    form.password.send(completion: .finished)
+    let forAwaitFinal = await observed.value
+    await done.wait()
+    say("for await over .stream(buffering: .latest): button ends \(forAwaitFinal) (sink: \(sinkFinal))")
+    try check(forAwaitFinal == sinkFinal, "the migrated loop must end in the same state as the sink")
+}
+
+/// Wraps the form so the tour knows when the loop has subscribed (a gate, not a sleep).
+struct CombineTourObservedForm {
+    let password: AnyPublisher<String, Never>
+    init(form: CombineTourLoginForm, subscribed: CombineTourGate) {
+        password = form.password.handleEvents(receiveRequest: { _ in subscribed.open() }).eraseToAnyPublisher()
+    }
+}
+
+/// Ticks 0..<count; every iterator starts from 0 (a cold sequence).
+struct CombineTourTicks: AsyncSequence, Sendable {
+    let count: Int
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var next = 0
+        let count: Int
+        mutating func next() async -> Int? {
+            guard next < count else { return nil }
+            defer { next += 1 }
+            return next
+        }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count) }
+}
+
+private func sequenceToPublisher() async throws {
+    let ticks = CombineTourTicks(count: 100)
+
+    // Before: a subject pumped by a task. The subject is hot and ignores demand.
+    let pumped: Int
+    do {
+        // snippet:begin exposeSequence.before
+        nonisolated(unsafe) let subject = PassthroughSubject<Int, Never>()  // not Sendable
+        let pump = Task {
+            for await tick in ticks { subject.send(tick) }
+            subject.send(completion: .finished)
+        }
+        let publisher = subject.eraseToAnyPublisher()
+        // snippet:end exposeSequence.before
+        _ = await pump.value
+        // A subscriber that arrives after the pump ran gets nothing (and one that arrives during
+        // it gets whatever is left, regardless of the demand it asked for).
+        pumped = await publisher.collectAll()
+        say("PassthroughSubject pumped by a Task: a subscriber arriving afterwards got \(pumped) of 100")
+    }
+
+    // After: a real publisher; each subscriber iterates its own iterator, only as far as asked.
+    // snippet:begin exposeSequence.after
+    let publisher = ticks.publisher().eraseToAnyPublisher()
+    // snippet:end exposeSequence.after
+    let first = try await publisher.value  // requests exactly one, then cancels the iteration
+    let all = await publisher.collectAll()
+    say("ticks.publisher(): .value → \(first) (one element requested), a second subscriber got \(all) of 100")
+    try check(pumped == 0, "the hot subject drops what nobody was subscribed for")
+    try check(first == 0 && all == 100, "each subscription iterates the sequence from the start")
+}
+
+/// A legacy API with both a completion-handler and an async entry point, counting calls.
+final class CombineTourAPI: Sendable {
+    let calls = CombineTourCounter()
+    let cancelled = CombineTourGate()
+
+    /// Calls back at once, on the caller's thread (a legacy API that predates `@Sendable`).
+    func load(completion: @escaping (Result<String, any Error>) -> Void) {
+        calls.increment()
+        completion(.success("user-42"))
+    }
+
+    func load() async throws -> String {
+        calls.increment()
+        return "user-42"
+    }
+
+    /// Never returns on its own; records when its task is cancelled.
+    func slowLoad() async throws -> String {
+        calls.increment()
+        await withTaskCancellationHandler {
+            await cancelled.wait()
+        } onCancel: {
+            cancelled.open()
+        }
+        throw CancellationError()
+    }
+}
+
+private func futureToAsync() async throws {
+    do {
+        let api = CombineTourAPI()
+        // snippet:begin futureAsync.before
+        let load = Future<String, any Error> { promise in
+            api.load { result in promise(result) }
+        }
+        let user = try await load.value
+        // snippet:end futureAsync.before
+        say("Combine Future: \(user) (it ran its closure when created, and shares the result)")
+        let eager = Future<String, any Error> { promise in api.load { result in promise(result) } }
+        try check(api.calls.value == 2, "Combine's Future is eager: it ran before anyone subscribed")
+        _ = eager
+    }
+    do {
+        let api = CombineTourAPI()
+        // snippet:begin futureAsync.after
+        let load = AsyncFuture { try await api.load() }
+        let user = try await load.value
+        // snippet:end futureAsync.after
+        try check(user == "user-42" && api.calls.value == 1, "AsyncFuture must run once for one await")
+        let lazy = AsyncFuture { try await api.load() }
+        try check(api.calls.value == 1, "AsyncFuture is lazy: nothing runs before a subscriber asks")
+        _ = lazy
+        say("AsyncFuture: \(user) (it runs once per subscriber, when asked; creating one runs nothing)")
+    }
+    // Cancellation reaches the async work: the awaiting task is cancelled, the subscription is
+    // cancelled, and so is the task running the operation.
+    let api = CombineTourAPI()
+    let waiting = Task { try await AsyncFuture { try await api.slowLoad() }.value }
+    await api.calls.wait(untilAtLeast: 1)
+    waiting.cancel()
+    await api.cancelled.wait()
+    let outcome = await waiting.result
+    say("Awaiting task cancelled → the operation's task saw the cancellation; the await threw \((try? outcome.get()) == nil ? "an error" : "nothing")")
+    try check((try? outcome.get()) == nil, "a cancelled await must throw")
+}
+
+// MARK: - Glue for the tour
+
+extension Publisher where Failure == Never {
+    /// Subscribes, takes everything until completion, and returns how many values arrived.
+    func collectAll() async -> Int {
+        var count = 0
+        for await _ in stream(buffering: .unbounded) { count += 1 }
+        return count
+    }
+}
+
+/// A type-erased publisher handed to consumer tasks: it wraps a subject, which locks internally.
+struct CombineTourPublisher: @unchecked Sendable {
+    let publisher: AnyPublisher<Int, Never>
+    init(_ publisher: AnyPublisher<Int, Never>) { self.publisher = publisher }
+}
+
+/// A subject handed to consumer tasks; OpenCombine's and Combine's subjects lock internally.
+final class CombineTourSubject: @unchecked Sendable {
+    let subject = PassthroughSubject<Int, Never>()
+}
+
+/// Any bridge's iterator behind one type. It is created here and used by one consumer task
+/// only (OpenCombine's `AsyncPublisher` is not Sendable, hence the unchecked conformance).
+final class CombineTourIterator: @unchecked Sendable {
+    private let nextElement: () async throws -> Int?
+    init<S: AsyncSequence>(_ sequence: S) where S.Element == Int {
+        var iterator = sequence.makeAsyncIterator()
+        nextElement = { try await iterator.next() }
+    }
+    func next() async throws -> Int? { try await nextElement() }
+}
+
+/// A one-shot gate: `wait()` returns once `open()` was called (before or after).
+final class CombineTourGate: @unchecked Sendable {  // `isOpen` and `waiters` are guarded by `lock`
+    private let lock = DispatchSemaphore(value: 1)
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        lock.wait()
+        isOpen = true
+        let waiting = waiters
+        waiters = []
+        lock.signal()
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            lock.wait()
+            if isOpen {
+                lock.signal()
+                continuation.resume()
+            } else {
+                waiters.append(continuation)
+                lock.signal()
+            }
+        }
+    }
+}
+
+/// A counter whose value can be awaited.
+final class CombineTourCounter: @unchecked Sendable {  // `count` and `waiters` are guarded by `lock`
+    private let lock = DispatchSemaphore(value: 1)
+    private var count = 0
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    var value: Int { lock.wait(); defer { lock.signal() }; return count }
+
+    func increment() {
+        lock.wait()
+        count += 1
+        let ready = waiters.filter { $0.0 <= count }
+        waiters.removeAll { $0.0 <= count }
+        lock.signal()
+        for (_, waiter) in ready { waiter.resume() }
+    }
+
+    func wait(untilAtLeast target: Int) async {
+        await withCheckedContinuation { continuation in
+            lock.wait()
+            if count >= target {
+                lock.signal()
+                continuation.resume()
+            } else {
+                waiters.append((target, continuation))
+                lock.signal()
+            }
+        }
+    }
+}
+
+private extension String {
+    func rightPadded(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}
+
+#else
+
+let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+    say("Combine is not available in this build. On Linux: swift run --traits OpenCombine BridgesTour combine")
+}
+
+#endif
