@@ -10,6 +10,7 @@ import Darwin
 let chapters: [Chapter] = [
     singleShotChapter,
     combineChapter,
+    delegatesChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

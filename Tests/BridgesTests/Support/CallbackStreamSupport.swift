@@ -33,11 +33,11 @@ final class StreamProbe: Sendable {
     let teardowns = Counter()
     let tornDown = Signal()
     let proxyReleased = Signal()
-    let proxy = Weak<DelegateProxy>()
+    let proxy = Weak<ProbeProxy>()
 }
 
 /// Stands in for a delegate proxy: only the stream keeps it alive.
-final class DelegateProxy: Sendable {
+final class ProbeProxy: Sendable {
     let canary: Canary
     init(released: Signal) { canary = Canary(released: released) }
 }
@@ -64,7 +64,7 @@ extension CallbackStream {
     ) -> CallbackStream {
         CallbackStream(buffering: buffering, onDrop: onDrop) { sink in
             probe.builds.increment()
-            let proxy = DelegateProxy(released: probe.proxyReleased)
+            let proxy = ProbeProxy(released: probe.proxyReleased)
             probe.proxy.object = proxy
             box?.set(sink)
             body(sink)
