@@ -11,6 +11,7 @@ let chapters: [Chapter] = [
     singleShotChapter,
     combineChapter,
     delegatesChapter,
+    lifetimesChapter,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

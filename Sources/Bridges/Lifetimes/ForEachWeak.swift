@@ -1,0 +1,106 @@
+// Weak-owner loops: consume a sequence on behalf of an object without keeping it alive.
+
+extension AsyncSequence where Self: Sendable, Element: Sendable {
+    /// Consumes the sequence on behalf of `owner` without keeping `owner` alive, and ends (tearing
+    /// the source down) when `owner` is deallocated.
+    ///
+    /// Before (leaks: the Task holds `self` until the endless sequence ends, i.e. never):
+    /// ```swift
+    /// Task { for await items in facade.items { self.items = items } }
+    /// ```
+    /// After:
+    /// ```swift
+    /// facade.items.forEach(weak: self, in: bag) { owner, items in owner.items = items }
+    /// ```
+    ///
+    /// - The Task holds `owner` weakly. For each element it borrows `owner` strongly just for
+    ///   that call of `handler` (also across the handler's own `await`s) and lets go before it
+    ///   asks for the next element. If `owner` is gone when an element arrives, the loop ends
+    ///   without calling `handler`.
+    /// - The Task's ``Cancellation`` goes into `bag`. Give the owner its own
+    ///   `let bag = CancellationBag()`: when the owner is deallocated, so is the bag, which
+    ///   cancels the Task, so a loop suspended in `next()` waiting for an element that never comes
+    ///   ends too, and the source is torn down (a `CallbackStream` runs its teardown). The bag is
+    ///   required because Swift cannot observe an arbitrary object's deallocation portably (there
+    ///   are no associated objects on Linux): without it a quiet sequence would keep the Task and
+    ///   its source alive after the owner died.
+    /// - Isolation: the loop runs in the caller's isolation (`isolation`, by default
+    ///   `#isolation`), and `handler` where it was written, like the body of `Task { }`. Called
+    ///   from a `@MainActor` view model both are on the main actor: the handler may set the
+    ///   owner's state without `await` or warnings, and an isolation-aware source
+    ///   (`CallbackStream`) hands over buffered elements without hopping. `handler` is called
+    ///   once per element, in order, one at a time.
+    /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
+    ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
+    ///   token is cancelled (`bag.cancelAll()`).
+    ///
+    /// - Parameters:
+    ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
+    ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
+    ///   - isolation: Where the loop runs; leave the default.
+    ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
+    ///   - handler: Receives the owner (strongly, for this call only) and the element. Use
+    ///     `owner`, not `self`, inside: capturing `self` strongly would keep it alive again.
+    /// - Returns: The token already stored in `bag`; cancel it to stop earlier. The result is
+    ///   discardable because the bag already holds it. Once the loop has ended the token reads as
+    ///   cancelled, so the bag drops it.
+    @discardableResult
+    public func forEach<Owner: AnyObject & Sendable>(
+        weak owner: Owner,
+        in bag: CancellationBag,
+        isolation: isolated (any Actor)? = #isolation,
+        lifetimeCheck: OwnerLifetimeCheck = .default,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        @_inheritActorContext _ handler: sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
+    ) -> Cancellation {
+        let reference = WeakReference(owner)
+        let (control, token) = OwnedTaskControl.make(
+            in: bag, check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
+            ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
+            ownerIsAlive: { reference.object != nil }
+        )
+        control.attach(Task {
+            await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
+            control.ended(token: token)
+        })
+        return token
+    }
+}
+
+/// The loop behind `forEach(weak:)`, run in the handler's isolation: no hop per element when
+/// the handler is isolated and the source is isolation-aware.
+@usableFromInline
+func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
+    _ sequence: S,
+    isolation: isolated (any Actor)?,
+    owner reference: WeakReference<Owner>,
+    control: OwnedTaskControl,
+    handler: sending @escaping @isolated(any) (Owner, S.Element) async -> Void
+) async where S.Element: Sendable {
+    do {
+        for try await element in sequence {
+            guard await _deliver(element, isolation: isolation, to: reference, control: control, handler: handler) else { break }
+        }
+    } catch {
+        // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
+    }
+}
+
+/// One element: borrow the owner strongly for one call of `handler`, then let go. A function of
+/// its own so that the strong reference provably ends before the loop awaits the next element.
+@inlinable
+func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
+    _ element: Element,
+    isolation: isolated (any Actor)?,
+    to reference: WeakReference<Owner>,
+    control: OwnedTaskControl,
+    handler: @isolated(any) (Owner, Element) async -> Void
+) async -> Bool {
+    guard let owner = reference.object else {
+        control.foundOwnerGone()
+        return false
+    }
+    await handler(owner, element)
+    return true
+}

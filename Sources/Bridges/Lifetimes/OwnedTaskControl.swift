@@ -1,0 +1,120 @@
+/// Ties one weak-owner task to a token in its owner's ``CancellationBag``, and runs the opt-in
+/// lifetime checks.
+///
+/// The token is created before the Task (it must be in the bag before the task can end), so the
+/// Task is handed over afterwards; a cancel that arrives in between is remembered and applied
+/// then. When the task ends by itself it cancels its own token, so the bag can prune it.
+@usableFromInline
+final class OwnedTaskControl: Sendable {
+    @usableFromInline
+    struct State: Sendable {
+        /// nil until `attach`, and again once the task ended.
+        var task: Task<Void, Never>?
+        /// The token was cancelled (the owner's bag went away, or `cancelAll()`).
+        var cancelRequested = false
+        /// The task returned.
+        var ended = false
+        /// Watching for a task that does not end after cancellation (lifetime check only).
+        var watchdog: Task<Void, Never>?
+    }
+
+    private let state = LockedState<State>.create(State())
+    private let check: OwnerLifetimeCheck
+    private let site: CallSite
+    /// Tells the checks whether the owner is still alive, without keeping it alive.
+    private let ownerIsAlive: @Sendable () -> Bool
+    private let ownerType: String
+    private let what: String
+
+    @usableFromInline
+    init(check: OwnerLifetimeCheck, site: CallSite, ownerType: String, what: String, ownerIsAlive: @escaping @Sendable () -> Bool) {
+        self.check = check
+        self.site = site
+        self.ownerType = ownerType
+        self.what = what
+        self.ownerIsAlive = ownerIsAlive
+    }
+
+    /// Hands over the Task; cancels it at once if the token was cancelled meanwhile.
+    @usableFromInline
+    func attach(_ task: Task<Void, Never>) {
+        let cancelNow = state.withLock { state -> Bool in
+            if state.cancelRequested || state.ended { return state.cancelRequested }
+            state.task = task
+            return false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// The token's action: the bag was emptied or deallocated.
+    @usableFromInline
+    func cancel() {
+        let (task, ended) = state.withLock { state -> (Task<Void, Never>?, Bool) in
+            state.cancelRequested = true
+            return (state.task, state.ended)
+        }
+        task?.cancel()
+        guard !ended, check.enabled, let grace = check.grace, !ownerIsAlive() else { return }
+        // The owner is gone and the task was told to stop: it must end within the grace period.
+        let watchdog = Task { [self] in
+            do { try await grace.sleep() } catch { return }
+            guard !state.withLock({ $0.ended }) else { return }
+            site.report(
+                .ownerLifetime,
+                "\(what) still runs \(grace.description) after its owner \(ownerType) was deallocated and cancelled it: "
+                    + "the sequence or work it awaits ignores task cancellation"
+            )
+        }
+        let stale = state.withLock { state -> Bool in
+            if state.ended { return true }
+            state.watchdog = watchdog
+            return false
+        }
+        if stale { watchdog.cancel() }
+    }
+
+    /// Whether the token was cancelled (the bag went away or was emptied).
+    @usableFromInline
+    var isCancelRequested: Bool { state.withLock { $0.cancelRequested } }
+
+    /// The loop found its owner gone. Reports when nobody cancelled it (check on): the bag
+    /// passed to it is not released with the owner.
+    @usableFromInline
+    func foundOwnerGone() {
+        guard check.enabled, !state.withLock({ $0.cancelRequested }) else { return }
+        site.report(
+            .ownerLifetime,
+            "\(what) ran on after its owner \(ownerType) was deallocated: it was not cancelled, so the bag passed "
+                + "to it is not released with the owner (pass the owner's own `let bag = CancellationBag()`)"
+        )
+    }
+
+    /// The task is returning. `token` is cancelled so the bag drops it.
+    @usableFromInline
+    func ended(token: Cancellation) {
+        let watchdog = state.withLock { state -> Task<Void, Never>? in
+            state.ended = true
+            state.task = nil
+            defer { state.watchdog = nil }
+            return state.watchdog
+        }
+        watchdog?.cancel()
+        token.cancel()
+    }
+
+    /// Makes the control and its token, already stored in `bag`. Attach the task next.
+    @usableFromInline
+    static func make(
+        in bag: CancellationBag,
+        check: OwnerLifetimeCheck,
+        site: CallSite,
+        ownerType: String,
+        what: String,
+        ownerIsAlive: @escaping @Sendable () -> Bool
+    ) -> (OwnedTaskControl, Cancellation) {
+        let control = OwnedTaskControl(check: check, site: site, ownerType: ownerType, what: what, ownerIsAlive: ownerIsAlive)
+        let token = Cancellation { control.cancel() }
+        token.store(in: bag)
+        return (control, token)
+    }
+}

@@ -1,0 +1,275 @@
+import Bridges
+import Dispatch
+
+// Chapter "lifetimes": the leak a naive `Task { for await … { self… } }` causes, and its fix;
+// plus the way back to callbacks (withCompletion, subscribe) for code not yet migrated.
+
+// MARK: - A facade whose state is an endless stream
+
+/// A facade in the style of the bank's iOS team: `items` is state as a stream that never ends
+/// while the app runs. Each consumer gets its own producer; its teardown is counted.
+final class ShoppingFacade: Sendable {
+    let teardowns = TourCounter()
+    private let sinks = TourSinks()
+
+    var items: CallbackStream<[String], Never> {
+        CallbackStream(buffering: .latest) { [teardowns, sinks] sink in
+            sinks.add(sink)
+            _ = sink.yield(["milk", "eggs"])
+            return Cancellation { teardowns.increment() }
+        }
+    }
+
+    /// Ends every stream handed out so far (the app shutting down).
+    func finishAll() { sinks.finishAll() }
+
+    func load() async throws -> [String] { ["milk", "eggs", "bread"] }
+}
+
+// MARK: - The leak and its fix
+
+/// The screen's view model as it is usually first written.
+@MainActor
+final class LeakyShoppingViewModel {
+    var items: [String] = []
+    private let alive: TourCounter
+
+    init(facade: ShoppingFacade, alive: TourCounter, updated: TourCounter) {
+        self.alive = alive
+        alive.increment()
+        // snippet:begin weakOwner.before
+        Task { for await items in facade.items { self.items = items; updated.increment() } }
+        // snippet:end weakOwner.before
+    }
+
+    deinit { alive.decrement() }
+}
+
+/// The same view model with a weak-owner task.
+@MainActor
+final class ShoppingViewModel {
+    var items: [String] = []
+    let bag = CancellationBag()
+    private let alive: TourCounter
+
+    init(facade: ShoppingFacade, alive: TourCounter, updated: TourCounter) {
+        self.alive = alive
+        alive.increment()
+        // snippet:begin weakOwner.after
+        facade.items.forEach(weak: self, in: bag) { owner, items in owner.items = items; updated.increment() }
+        // snippet:end weakOwner.after
+    }
+
+    deinit { alive.decrement() }
+}
+
+/// Opens and closes `count` screens, each with its own view model; returns how many view
+/// models are still alive once every screen is closed.
+@MainActor
+func openAndCloseScreens(_ count: Int, leaky: Bool, facade: ShoppingFacade, alive: TourCounter) async -> Int {
+    for _ in 0..<count {
+        let updated = TourCounter()
+        var screen: AnyObject? = leaky
+            ? LeakyShoppingViewModel(facade: facade, alive: alive, updated: updated)
+            : ShoppingViewModel(facade: facade, alive: alive, updated: updated)
+        await updated.wait(until: 1)  // the screen showed its items
+        _ = screen
+        screen = nil  // the screen closes: its view model should go now
+    }
+    return alive.value
+}
+
+// MARK: - Back to callbacks
+
+/// An async service that keeps its old completion-handler API, written by hand.
+final class HandWrittenShoppingService: Sendable {
+    let facade: ShoppingFacade
+    init(facade: ShoppingFacade) { self.facade = facade }
+
+    // snippet:begin withCompletion.before
+    func load(completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+        Task {
+            do {
+                let items = try await facade.load()
+                DispatchQueue.main.async { completion(.success(items)) }
+            } catch {
+                DispatchQueue.main.async { completion(.failure(error)) }
+            }
+        }
+    }
+    // snippet:end withCompletion.before
+}
+
+/// The same, on top of `withCompletion`: cancellable, exactly once, delivery stated.
+final class ShoppingService: Sendable {
+    let facade: ShoppingFacade
+    init(facade: ShoppingFacade) { self.facade = facade }
+
+    // snippet:begin withCompletion.after
+    @discardableResult
+    func load(completion: @escaping @Sendable (Result<[String], any Error>) -> Void) -> Cancellation {
+        withCompletion(on: .mainActor, completion) { try await self.facade.load() }
+    }
+    // snippet:end withCompletion.after
+
+    /// A slow request, to show cancellation.
+    @discardableResult
+    func loadSlowly(completion: @escaping @Sendable (Result<[String], any Error>) -> Void) -> Cancellation {
+        withCompletion(on: .mainActor, completion) {
+            try await Task.sleep(nanoseconds: 60_000_000_000)  // cancelled long before
+            return []
+        }
+    }
+}
+
+/// A Combine-shaped legacy feed (`sink` returns a token you `store(in:)`): the shape of the
+/// code `subscribe` replaces, written out so the "before" compiles on Linux without Combine.
+final class LegacyPriceFeed: Sendable {
+    final class Subscription: Hashable, Sendable {
+        let cancel: @Sendable () -> Void
+        init(cancel: @escaping @Sendable () -> Void) { self.cancel = cancel }
+        static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+        func store(in set: inout Set<Subscription>) { set.insert(self) }
+    }
+
+    func sink(receiveValue: @escaping @Sendable (Int) -> Void) -> Subscription {
+        for price in [101, 102, 103] { receiveValue(price) }
+        return Subscription(cancel: {})
+    }
+
+    /// The migrated feed: an AsyncSequence.
+    var prices: CallbackStream<Int, Never> {
+        CallbackStream { sink in
+            for price in [101, 102, 103] { _ = sink.yield(price) }
+            sink.finish()
+            return Cancellation {}
+        }
+    }
+}
+
+// MARK: - The chapter
+
+let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
+    // 1. The leak: seven screens, seven view models still alive.
+    let leakyFacade = ShoppingFacade()
+    let leakyAlive = TourCounter()
+    let leaked = await openAndCloseScreens(7, leaky: true, facade: leakyFacade, alive: leakyAlive)
+    say("naive Task { for await … { self.items = … } }: \(leaked) of 7 view models alive after their screens closed")
+    try check(leaked == 7, "expected the naive version to keep all 7 view models alive, got \(leaked)")
+    try check(leakyFacade.teardowns.value == 0, "the naive loops should still be running")
+    leakyFacade.finishAll()  // only the end of the streams frees them
+    await leakyAlive.wait(until: 0)
+    say("…and they are freed only when the streams end: \(leakyAlive.value) alive after finishAll()")
+
+    // 2. The fix: forEach(weak:in:) lets each view model go with its screen.
+    let facade = ShoppingFacade()
+    let alive = TourCounter()
+    let kept = await openAndCloseScreens(7, leaky: false, facade: facade, alive: alive)
+    await facade.teardowns.wait(until: 7)  // each owner's bag cancelled its loop: the source stopped
+    say("forEach(weak: self, in: bag): \(kept) of 7 view models alive, \(facade.teardowns.value) stream teardowns ran")
+    try check(kept == 0, "forEach(weak:in:) must release every view model, \(kept) still alive")
+
+    // 3. Back to callbacks: the old load(completion:) on top of the new async load().
+    let service = ShoppingService(facade: facade)
+    let loaded = TourCounter()
+    let results = TourValues<String>()
+    service.load { result in
+        results.append("\(result.map { $0.joined(separator: ", ") })")
+        loaded.increment()
+    }
+    let request = service.loadSlowly { result in
+        results.append("slow request: \((try? result.get()) == nil ? "CancellationError" : "value")")
+        loaded.increment()
+    }
+    request.cancel()
+    await loaded.wait(until: 2)
+    for line in results.values { say("withCompletion → \(line)") }
+    try check(results.values.contains("slow request: CancellationError"), "a cancelled request completes with CancellationError")
+    HandWrittenShoppingService(facade: facade).load { _ in }  // compiles, but cannot be cancelled
+
+    // 4. sink + store(in:) → subscribe + store(in: bag)
+    let feed = LegacyPriceFeed()
+    let seen = TourValues<Int>()
+    var cancellables = Set<LegacyPriceFeed.Subscription>()
+    // snippet:begin subscribe.before
+    feed.sink { price in seen.append(price) }.store(in: &cancellables)
+    // snippet:end subscribe.before
+    let bag = CancellationBag()
+    let finished = TourCounter()
+    // snippet:begin subscribe.after
+    feed.prices.subscribe(on: .mainActor) { price in seen.append(price) }.store(in: bag)
+    // snippet:end subscribe.after
+    feed.prices.subscribe(onElement: { _ in }, onFinish: { _ in finished.increment() }).store(in: bag)
+    await seen.wait(count: 6)
+    say("sink delivered \(Array(seen.values.prefix(3))), subscribe delivered \(Array(seen.values.suffix(3)))")
+    try check(seen.values == [101, 102, 103, 101, 102, 103], "subscribe must deliver every price in order")
+    bag.cancelAll()
+    _ = cancellables
+}
+
+// MARK: - Small thread-safe helpers for this chapter
+
+/// A counter that chapters can await (`wait(until:)`) instead of sleeping.
+final class TourCounter: @unchecked Sendable {  // every access goes through `lock`
+    private let lock = DispatchSemaphore(value: 1)
+    private var count = 0
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func increment() { change(by: 1) }
+    func decrement() { change(by: -1) }
+
+    var value: Int { lock.wait(); defer { lock.signal() }; return count }
+
+    private func change(by delta: Int) {
+        lock.wait()
+        count += delta
+        let ready = waiters.filter { $0.0 == count }.map(\.1)
+        waiters.removeAll { $0.0 == count }
+        lock.signal()
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// Returns once the count equals `target`.
+    func wait(until target: Int) async {
+        await withCheckedContinuation { continuation in
+            lock.wait()
+            if count == target {
+                lock.signal()
+                continuation.resume()
+            } else {
+                waiters.append((target, continuation))
+                lock.signal()
+            }
+        }
+    }
+}
+
+/// Values collected from any thread, awaitable by count.
+final class TourValues<Value: Sendable>: @unchecked Sendable {  // every access goes through `lock`
+    private let lock = DispatchSemaphore(value: 1)
+    private var items: [Value] = []
+    private let counter = TourCounter()
+
+    func append(_ value: Value) {
+        lock.wait()
+        items.append(value)
+        lock.signal()
+        counter.increment()
+    }
+
+    var values: [Value] { lock.wait(); defer { lock.signal() }; return items }
+    func wait(count: Int) async { await counter.wait(until: count) }
+}
+
+/// The sinks a facade handed out, so the chapter can end their streams.
+final class TourSinks: Sendable {
+    private let sinks = LockedBox<[CallbackStream<[String], Never>.Sink]>([])
+    private let lock = DispatchSemaphore(value: 1)
+    func add(_ sink: CallbackStream<[String], Never>.Sink) {
+        lock.wait()  // makes the read-modify-write of the box one step
+        sinks.value = sinks.value + [sink]
+        lock.signal()
+    }
+    func finishAll() { for sink in sinks.value { sink.finish() } }
+}

@@ -1,0 +1,265 @@
+@testable import Bridges
+import Dispatch
+import Testing
+
+/// Outcome of one completion call, flattened for exact assertions.
+enum CompletionOutcome: Equatable, Sendable {
+    case value(Int)
+    case failure(Int)
+    case cancelled
+    case otherError(String)
+
+    init(_ result: Result<Int, any Error>) {
+        switch result {
+        case .success(let value): self = .value(value)
+        case .failure(let error as LifetimeTestError): self = .failure(error.code)
+        case .failure(is CancellationError): self = .cancelled
+        case .failure(let error): self = .otherError("\(error)")
+        }
+    }
+}
+
+@Suite("withCompletion", .timeLimit(.minutes(2)))
+struct WithCompletionTests {
+    // MARK: - Outcomes
+
+    @Test func finish_withValue_callsCompletionOnceWithValue() async {
+        let calls = LifetimeRecorder<CompletionOutcome>()
+        let workEnded = LifetimeGate()
+        withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
+            _ = end
+            return 42
+        }
+        await calls.wait(count: 1)
+        await workEnded.wait()  // the Task ended: any second call would have happened by now
+        #expect(calls.values == [.value(42)])
+    }
+
+    @Test func finish_withError_callsCompletionOnceWithError() async {
+        let calls = LifetimeRecorder<CompletionOutcome>()
+        let workEnded = LifetimeGate()
+        withCompletion({ (result: Result<Int, any Error>) in calls.record(CompletionOutcome(result)) }) { [end = DeinitSignal(workEnded)] in
+            _ = end
+            throw LifetimeTestError(code: 7)
+        }
+        await calls.wait(count: 1)
+        await workEnded.wait()
+        #expect(calls.values == [.failure(7)])
+    }
+
+    @Test func cancel_whileWorkSuspended_completesAtOnceWithCancellationError_andCancelsTheTask() async {
+        let calls = LifetimeRecorder<CompletionOutcome>()
+        let workCancelled = LifetimeGate()
+        let source = TrackedStream(Int.self)
+        let workEnded = LifetimeGate()
+        let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded), source] in
+            _ = end
+            // Waits for an element that never comes; ends only through cancellation.
+            return await withTaskCancellationHandler {
+                var iterator = source.stream.makeAsyncIterator()
+                return await iterator.next() ?? -1
+            } onCancel: {
+                workCancelled.open()
+            }
+        }
+        token.cancel()
+        // Delivered synchronously by cancel() with `.current`: no wait needed.
+        #expect(calls.values == [.cancelled])
+        await workCancelled.wait()
+        await source.tornDown.wait()
+        await workEnded.wait()
+        #expect(calls.values == [.cancelled], "the work's late result (-1) must be discarded")
+        #expect(token.isCancelled)
+    }
+
+    @Test func cancel_afterFinish_doesNothing() async {
+        let calls = LifetimeRecorder<CompletionOutcome>()
+        let workEnded = LifetimeGate()
+        let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
+            _ = end
+            return 1
+        }
+        await calls.wait(count: 1)
+        await workEnded.wait()
+        token.cancel()
+        token.cancel()
+        #expect(calls.values == [.value(1)])
+    }
+
+    @Test func cancel_withDoNotCall_neverCallsAndReleasesTheCompletion() async {
+        let calls = LifetimeRecorder<CompletionOutcome>()
+        let finish = LifetimeGate()
+        let workEnded = LifetimeGate()
+        let capturedReleased = LifetimeGate()
+        let token = withCompletion(whenCancelled: .doNotCall, { [captured = DeinitSignal(capturedReleased)] result in
+            _ = captured
+            calls.record(CompletionOutcome(result))
+        }) { [end = DeinitSignal(workEnded)] in
+            _ = end
+            await finish.wait()  // ignores cancellation: finishes with a value after cancel
+            return 5
+        }
+        token.cancel()
+        await capturedReleased.wait()  // the completion (and what it captured) is released by cancel()
+        finish.open()
+        await workEnded.wait()
+        #expect(calls.values.isEmpty)
+    }
+
+    // MARK: - Shapes
+
+    @Test func optionalPairShape_passesExactlyOneNonNil() async {
+        let values = LifetimeRecorder<String>()
+        withCompletion({ (value: Int?, error: (any Error)?) in
+            values.record("\(value.map(String.init) ?? "nil"),\(error.map { "\($0)" } ?? "nil")")
+        }) { 3 }
+        await values.wait(count: 1)
+        withCompletion({ (value: Int?, error: (any Error)?) in
+            values.record("\(value.map(String.init) ?? "nil"),\(error is LifetimeTestError)")
+        }) { () async throws -> Int in throw LifetimeTestError(code: 1) }
+        await values.wait(count: 2)
+        let token = withCompletion({ (value: Int?, error: (any Error)?) in
+            values.record("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
+        }) { () async throws -> Int in try await Task.sleep(nanoseconds: 3_600_000_000_000); return 0 }
+        token.cancel()
+        await values.wait(count: 3)
+        #expect(values.values == ["3,nil", "nil,true", "nil,true"])
+    }
+
+    @Test func errorOnlyShape_nilOnSuccess() async {
+        let errors = LifetimeRecorder<String>()
+        withCompletion({ (error: (any Error)?) in errors.record(error.map { "\($0)" } ?? "nil") }) { () async throws in }
+        await errors.wait(count: 1)
+        withCompletion({ (error: (any Error)?) in errors.record("\(error is LifetimeTestError)") }) { () async throws in
+            throw LifetimeTestError(code: 2)
+        }
+        await errors.wait(count: 2)
+        #expect(errors.values == ["nil", "true"])
+    }
+
+    // MARK: - Delivery
+
+    @Test func delivery_onQueue_callsOnThatQueue_forValueAndCancellation() async {
+        let key = DispatchSpecificKey<Int>()
+        let queue = DispatchQueue(label: "completion-queue")
+        queue.setSpecific(key: key, value: 99)
+        let onQueue = LifetimeRecorder<Bool>()
+        withCompletion(on: .queue(queue), { (_: Result<Int, any Error>) in
+            onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+        }) { 1 }
+        let token = withCompletion(on: .queue(queue), { (_: Result<Int, any Error>) in
+            onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+        }) { try await Task.sleep(nanoseconds: 3_600_000_000_000); return 2 }
+        token.cancel()  // called here, off the queue: the CancellationError still goes to the queue
+        await onQueue.wait(count: 2)
+        #expect(onQueue.values == [true, true])
+    }
+
+    @Test func delivery_onMainActor_callsOnTheMainActor() async {
+        let onMain = LifetimeRecorder<Bool>()
+        withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) { 1 }
+        let token = withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) {
+            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            return 2
+        }
+        token.cancel()
+        await onMain.wait(count: 2)
+        #expect(onMain.values == [true, true])
+    }
+
+    @MainActor
+    @Test func operation_writtenOnMainActor_runsOnMainActor() async {
+        let model = MainActorLoader()
+        let result = LifetimeRecorder<CompletionOutcome>()
+        model.load { result.record(CompletionOutcome($0)) }
+        await result.wait(count: 1)
+        #expect(result.values == [.value(1)])
+        #expect(model.loads == 1)
+    }
+
+    // MARK: - Race
+
+    /// 10 000 times: the work finishes on a pool thread while another thread cancels. Exactly one
+    /// call per iteration, with the value or CancellationError, never both and never neither.
+    @Test func race_finishVersusCancel_10_000_iterations_completesExactlyOnce() async {
+        let iterations = 10_000
+        let calls = LockedState<[[CompletionOutcome]]>.create(Array(repeating: [], count: iterations))
+        let delivered = LifetimeRecorder<Int>()
+        let tasksEnded = LifetimeRecorder<Int>()
+        let cancelsDone = LifetimeRecorder<Int>()
+
+        final class EndSignal: Sendable {
+            let index: Int
+            let ended: LifetimeRecorder<Int>
+            init(_ index: Int, _ ended: LifetimeRecorder<Int>) { self.index = index; self.ended = ended }
+            deinit { ended.record(index) }
+        }
+
+        for index in 0..<iterations {
+            let end = EndSignal(index, tasksEnded)
+            let tokenReady = LifetimeRecorder<Cancellation>()
+            let token = withCompletion({ result in
+                calls.withLock { $0[index].append(CompletionOutcome(result)) }
+                delivered.record(index)
+            }) { [end] in
+                _ = end
+                // Start the canceller from inside the work, so that it runs on another thread
+                // exactly while this Task returns and completes: a real race, both ways.
+                await tokenReady.wait(count: 1)
+                let token = tokenReady.values[0]
+                DispatchQueue.global().async {
+                    token.cancel()
+                    cancelsDone.record(index)
+                }
+                // Sweep the race window: a little work of varying length (not a wait) before
+                // returning, so both orders happen many times.
+                return index + raceJitter(index % 200) * 0
+            }
+            tokenReady.record(token)
+        }
+        // Every work Task has ended (its closure was released) and every cancel() has returned:
+        // any second call would have been made by now.
+        await tasksEnded.wait(count: iterations)
+        await cancelsDone.wait(count: iterations)
+        await delivered.wait(count: iterations)
+
+        let all = calls.withLock { $0 }
+        let wrongCount = all.indices.filter { all[$0].count != 1 }
+        #expect(wrongCount.isEmpty, "iterations without exactly one call: \(wrongCount.prefix(10))")
+        let unexpected = all.indices.filter { index in
+            all[index].contains { $0 != .value(index) && $0 != .cancelled }
+        }
+        #expect(unexpected.isEmpty, "unexpected outcomes: \(unexpected.prefix(10).map { all[$0] })")
+        #expect(delivered.count == iterations)
+        let cancelled = all.filter { $0 == [.cancelled] }.count
+        print("withCompletion race: \(iterations - cancelled) finished first, \(cancelled) cancelled first")
+    }
+}
+
+/// Some work that the optimiser cannot remove, proportional to `units`.
+@inline(never)
+func raceJitter(_ units: Int) -> Int {
+    var accumulator = units
+    for step in 0..<(units * 100) { accumulator = accumulator &* 31 &+ step }
+    return accumulator
+}
+
+/// A `@MainActor` type keeping its old completion-handler API on top of the new async one.
+@MainActor
+final class MainActorLoader {
+    var loads = 0
+
+    func load() async throws -> Int {
+        MainActor.assertIsolated()
+        loads += 1
+        return loads
+    }
+
+    @discardableResult
+    func load(completion: @escaping @Sendable (Result<Int, any Error>) -> Void) -> Cancellation {
+        withCompletion(on: .mainActor, completion) {
+            MainActor.assertIsolated()  // the operation inherits the main actor, like Task { }
+            return try await self.load()
+        }
+    }
+}
