@@ -40,10 +40,10 @@ public func feedEvents(
     CallbackStream(buffering: buffering) { sink in
         let gate = DemandGate()
         sink.onDemand { gate.add($0) }
+        let proxy = ParserEventProxy(sink, gate: gate)
         Thread {
             let parser = XMLParser(data: document)
-            let proxy = ParserEventProxy(sink: sink, gate: gate)
-            parser.delegate = proxy                 // weak: `proxy` lives until parse() returns
+            parser.delegate = proxy                 // weak: the stream keeps `proxy` alive (retained(until:))
             let completed = parser.parse() && proxy.error == nil
             if let error = proxy.error {
                 sink.finish(throwing: error)
@@ -52,21 +52,23 @@ public func feedEvents(
             }                                       // else: aborted because the consumer left
             onParseEnded(proxy.produced, completed)
         }.start()
-        return Cancellation { gate.stop() }         // the proxy sees it and aborts the parse
+        return proxy.retained { gate.stop() }       // the proxy sees it and aborts the parse
     }
 }
 
-/// The delegate: turns callbacks into events. Used only on the parsing thread.
-final class ParserEventProxy: NSObject, XMLParserDelegate {
-    private let sink: CallbackStream<FeedEvent, any Error>.Sink
+/// The delegate: turns callbacks into events. `DelegateProxy` (Bridges) holds the sink and lets
+/// the stream own the proxy until the teardown has run.
+final class ParserEventProxy: DelegateProxy<FeedEvent, any Error>, XMLParserDelegate, @unchecked Sendable {
+    // `produced` and `error` are touched only on the parsing thread (the delegate callbacks and
+    // the code after `parse()` returns); the teardown only holds the proxy.
     private let gate: DemandGate
     private(set) var produced = 0
     /// Reported through the delegate: `parse()` on Linux can return `true` for a truncated document.
     private(set) var error: FeedParseError?
 
-    init(sink: CallbackStream<FeedEvent, any Error>.Sink, gate: DemandGate) {
-        self.sink = sink
+    init(_ sink: CallbackStream<FeedEvent, any Error>.Sink, gate: DemandGate) {
         self.gate = gate
+        super.init(sink)
     }
 
     private func emit(_ event: FeedEvent, _ parser: XMLParser) {

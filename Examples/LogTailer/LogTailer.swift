@@ -17,6 +17,8 @@ public struct LogTailerReport: Sendable {
     public var endlessExit: ProcessExit?
     /// The naive `AsyncStream` version, left after its first chunk: is the command still running?
     public var naiveStillRunningAfterBreak: Bool
+    /// Bridges' own `FileHandle.readLines()` on a pipe: lines up to end of file, nothing more.
+    public var adapterLines: [String]
 }
 
 let accessLogCommand = #"i=1; while [ $i -le 500 ]; do echo "GET /movies/$i 200"; i=$((i+1)); done"#
@@ -71,10 +73,22 @@ public func runLogTailer(log: @Sendable (String) -> Void = { print($0) }) async 
     process.waitUntilExit()
     log("naive AsyncStream version after break: command still running = \(naiveStillRunning)")
 
+    // 5. When you need neither backpressure nor the exit status: Bridges' `readLines()`.
+    let process5 = Process()
+    process5.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process5.arguments = ["-c", "printf 'alpha\\nbeta\\ngamma'"]
+    let pipe = Pipe()
+    process5.standardOutput = pipe
+    try process5.run()
+    var adapterLines: [String] = []
+    for await line in pipe.fileHandleForReading.readLines() { adapterLines.append(line) }
+    process5.waitUntilExit()
+    log("FileHandle.readLines(): \(adapterLines)")
+
     return LogTailerReport(
         accessLog: accessLog, pauses: pauses.value, resumes: resumes.value,
         failingLines: failingLines, failure: failure,
         endlessLines: endlessLines, endlessExit: endlessExit.value,
-        naiveStillRunningAfterBreak: naiveStillRunning
+        naiveStillRunningAfterBreak: naiveStillRunning, adapterLines: adapterLines
     )
 }

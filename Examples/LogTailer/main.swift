@@ -9,5 +9,6 @@ let ok = report.accessLog == (1...500).map { "GET /movies/\($0) 200" }
     && report.endlessLines == ["heartbeat 1", "heartbeat 2", "heartbeat 3"]
     && report.endlessExit?.bySignal == true
     && report.naiveStillRunningAfterBreak
+    && report.adapterLines == ["alpha", "beta", "gamma"]
 print(ok ? "LogTailer: OK" : "LogTailer: FAILED \(report)")
 exit(ok ? 0 : 1)

@@ -13,5 +13,6 @@ struct LogTailerTests {
         #expect(report.endlessLines == ["heartbeat 1", "heartbeat 2", "heartbeat 3"])
         #expect(report.endlessExit?.bySignal == true)
         #expect(report.naiveStillRunningAfterBreak)
+        #expect(report.adapterLines == ["alpha", "beta", "gamma"])
     }
 }
