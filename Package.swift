@@ -54,7 +54,15 @@ let package = Package(
         .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
         .executableTarget(name: "LogTailer", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/LogTailer", exclude: ["README.md"]),
         .executableTarget(name: "FeedReader", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/FeedReader", exclude: ["README.md"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "ExampleSupport", "Bridges", "BridgesTesting"]),
+        .executableTarget(
+            name: "SearchScreen",
+            dependencies: [
+                "Bridges", "BridgesTesting",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
+            ],
+            path: "Examples/SearchScreen", exclude: ["README.md"]
+        ),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
