@@ -54,6 +54,7 @@ let package = Package(
         .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
         .executableTarget(name: "LogTailer", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/LogTailer", exclude: ["README.md"]),
         .executableTarget(name: "FeedReader", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/FeedReader", exclude: ["README.md"]),
+        .executableTarget(name: "WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"], path: "Examples/WeatherSDK", exclude: ["README.md"]),
         .executableTarget(
             name: "SearchScreen",
             dependencies: [
@@ -62,7 +63,7 @@ let package = Package(
             ],
             path: "Examples/SearchScreen", exclude: ["README.md"]
         ),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
