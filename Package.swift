@@ -56,6 +56,14 @@ let package = Package(
         .executableTarget(name: "FeedReader", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/FeedReader", exclude: ["README.md"]),
         .executableTarget(name: "WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"], path: "Examples/WeatherSDK", exclude: ["README.md"]),
         .executableTarget(
+            name: "AccountsScreen",
+            dependencies: [
+                "Bridges", "BridgesCombine", "BridgesTesting",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
+            ],
+            path: "Examples/AccountsScreen", exclude: ["README.md"]
+        ),
+        .executableTarget(
             name: "SearchScreen",
             dependencies: [
                 "Bridges", "BridgesTesting",
@@ -63,7 +71,7 @@ let package = Package(
             ],
             path: "Examples/SearchScreen", exclude: ["README.md"]
         ),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "ExampleSupport", "Bridges", "BridgesTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "AccountsScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
