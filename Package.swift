@@ -52,7 +52,26 @@ let package = Package(
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
         .target(name: "ExampleSupport", path: "Examples/Support"),
         .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "ExampleSupport", "Bridges", "BridgesTesting"]),
+        .executableTarget(name: "LogTailer", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/LogTailer", exclude: ["README.md"]),
+        .executableTarget(name: "FeedReader", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/FeedReader", exclude: ["README.md"]),
+        .executableTarget(name: "WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"], path: "Examples/WeatherSDK", exclude: ["README.md"]),
+        .executableTarget(
+            name: "AccountsScreen",
+            dependencies: [
+                "Bridges", "BridgesCombine", "BridgesTesting",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
+            ],
+            path: "Examples/AccountsScreen", exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "SearchScreen",
+            dependencies: [
+                "Bridges", "BridgesTesting",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
+            ],
+            path: "Examples/SearchScreen", exclude: ["README.md"]
+        ),
+        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "AccountsScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],

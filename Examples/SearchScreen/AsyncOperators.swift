@@ -1,0 +1,94 @@
+import Bridges
+import Foundation
+
+// Example code, not part of Bridges: the three small operators this screen needs, each a
+// `CallbackStream` (or a plain wrapper) so that leaving the loop tears everything down.
+// swift-async-algorithms has production versions of debounce and combineLatest.
+
+extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Never {
+    /// Emits an element once `duration` has passed on `clock` without a newer one (the
+    /// pending element is dropped when the upstream ends). Timers run on `clock`, so a test
+    /// drives them with `TestClock`.
+    func debounce<C: Clock>(for duration: C.Duration, clock: C) -> CallbackStream<Element, Never> where C.Duration: Sendable {
+        CallbackStream(buffering: .unbounded) { sink in
+            let generation = ExampleLockedValue(0)     // only the newest timer may emit
+            let timer = ExampleLockedValue<Task<Void, Never>?>(nil)
+            let upstream = Task {
+                for await element in self {
+                    let mine = generation.update { $0 += 1; return $0 }
+                    let next = Task {
+                        guard (try? await clock.sleep(for: duration)) != nil else { return }
+                        if generation.update({ $0 }) == mine { sink.yield(element) }
+                    }
+                    timer.update { $0?.cancel(); $0 = next }
+                }
+                timer.update { $0?.cancel() }
+                sink.finish()
+            }
+            return Cancellation {
+                upstream.cancel()
+                timer.update { $0?.cancel() }
+            }
+        }
+    }
+
+    /// Skips an element equal to the one before it.
+    func removeDuplicates() -> CallbackStream<Element, Never> where Element: Equatable {
+        CallbackStream(buffering: .unbounded) { sink in
+            let upstream = Task {
+                var last: Element?
+                for await element in self where element != last {
+                    last = element
+                    sink.yield(element)
+                }
+                sink.finish()
+            }
+            return Cancellation(upstream)
+        }
+    }
+
+    /// Emits `first` at once, then the upstream's elements.
+    func prepend(_ first: Element) -> CallbackStream<Element, Never> {
+        CallbackStream(buffering: .unbounded) { sink in
+            sink.yield(first)
+            let upstream = Task {
+                for await element in self { sink.yield(element) }
+                sink.finish()
+            }
+            return Cancellation(upstream)
+        }
+    }
+}
+
+/// The latest of each once both have produced one; ends when both have ended. The pair is
+/// built and yielded under one lock, so pairs leave in the order their inputs arrived (building
+/// "latest" out of separately scheduled tasks is how combineLatest ends up emitting stale pairs).
+func combineLatest<A: AsyncSequence & Sendable, B: AsyncSequence & Sendable>(_ a: A, _ b: B) -> CallbackStream<(A.Element, B.Element), Never>
+    where A.Element: Sendable, B.Element: Sendable, A.Failure == Never, B.Failure == Never
+{
+    CallbackStream(buffering: .unbounded) { sink in
+        let state = ExampleLockedValue((a: A.Element?.none, b: B.Element?.none, running: 2))
+        func finishOne() { if state.update({ $0.running -= 1; return $0.running }) == 0 { sink.finish() } }
+        let taskA = Task {
+            for await value in a {
+                state.update { $0.a = value; if let b = $0.b { sink.yield((value, b)) } }
+            }
+            finishOne()
+        }
+        let taskB = Task {
+            for await value in b {
+                state.update { $0.b = value; if let a = $0.a { sink.yield((a, value)) } }
+            }
+            finishOne()
+        }
+        return Cancellation { taskA.cancel(); taskB.cancel() }
+    }
+}
+
+/// A value behind a lock, for the operators above.
+final class ExampleLockedValue<Value>: @unchecked Sendable {  // every access takes `lock`
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}

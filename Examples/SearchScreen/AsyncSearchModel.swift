@@ -1,0 +1,30 @@
+import Bridges
+import Foundation
+
+// snippet:begin searchScreen.after
+/// The async version: the text field feeds an `AsyncStream`; the same chain of operators (small
+/// ones written for this example, driven by a `Clock`); the results loop runs on behalf of the
+/// model through a weak-owner task, so the model is never kept alive by its own pipeline and
+/// its death tears the pipeline down.
+public final class AsyncSearchModel: SearchScreenModel, Sendable {
+    private let results = ExampleLockedValue<[[Movie]]>([])
+    private let searchText = AsyncStream.makeStream(of: String.self)
+    private let bag = CancellationBag()
+
+    public init<Catalog: AsyncSequence & Sendable, C: Clock<Duration>>(catalog: Catalog, clock: C)
+        where Catalog.Element == [Movie], Catalog.Failure == Never
+    {
+        let query = searchText.stream
+            .debounce(for: .milliseconds(searchDebounce), clock: clock)
+            .prepend("")                                  // the empty query shows everything at once
+            .removeDuplicates()
+        combineLatest(query, catalog)
+            .forEach(weak: self, in: bag) { owner, pair in
+                owner.results.update { $0.append(filter(pair.1, by: pair.0)) }
+            }
+    }
+
+    public func setSearchText(_ text: String) { searchText.continuation.yield(text) }
+    public var rendered: [[Movie]] { results.update { $0 } }
+}
+// snippet:end searchScreen.after

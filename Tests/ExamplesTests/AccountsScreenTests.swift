@@ -1,0 +1,66 @@
+#if canImport(Combine) || OpenCombine
+@testable import AccountsScreen
+import Bridges
+import BridgesTesting
+import Testing
+
+@Suite("Example: AccountsScreen")
+struct AccountsScreenTests {
+    /// The presenter test of DESIGN.md scenario 1: the real facade over fake backends, virtual
+    /// time for the timeout, `runUntilIdle()` for the fire-and-forget deletion.
+    @Test func presenterRendersFacadeState_firesAndForgetsCommands_andIsReleasedWithItsSubscription() async throws {
+        try await withBridgesDiagnosticsAsFailures {
+            try await withLeakTracking { tracker in
+                let backend = FakeAccountsBackend()
+                let clock = TestClock()
+                let facade = BankAccountsFacade(backend: backend, clock: clock)
+                let view = RecordingAccountsView()
+                try await withSerialTasks {
+                    var presenter: AccountsPresenter? = AccountsPresenter(facade: facade, view: view)
+                    tracker.track(presenter!)
+                    presenter?.viewDidLoad()
+                    await runUntilIdle()
+                    #expect(view.shown == [[]])
+                    try await backend.fetches.nextInvocation().complete(with: [checking, savings])
+                    await runUntilIdle()
+                    #expect(view.shown == [[], [checking, savings]])
+
+                    presenter?.didSwipeToDelete(savings.id)
+                    await runUntilIdle()
+                    let deletion = try await backend.deletes.nextInvocation()
+                    #expect(deletion.request == savings.id)
+                    #expect(view.shown.count == 2)               // nothing until the backend answers
+                    deletion.complete(with: ())
+                    await runUntilIdle()
+                    #expect(view.shown.last == [checking])
+
+                    presenter?.reload()
+                    await runUntilIdle()
+                    let stuck = try await backend.fetches.nextInvocation()
+                    await clock.advance(by: .seconds(9))
+                    #expect(view.errors.isEmpty)                 // not before 10 s
+                    await clock.advance(by: .seconds(1))
+                    await runUntilIdle()
+                    #expect(view.errors.count == 1)
+                    #expect(stuck.isCancelled)
+
+                    presenter = nil
+                    await runUntilIdle()
+                    #expect(facade.observerCount == 0)
+                    await clock.expectNoPendingSleepers()
+                }
+            }
+        }
+    }
+
+    @Test func exampleRun() async throws {
+        let report = try await runAccountsScreen(log: { _ in })
+        #expect(report.shownAfterDelete == [[], [checking, savings], [checking]])
+        #expect(report.presenterReleased)
+        #expect(report.observersAfterRelease == 0)
+        #expect(!report.leakyPresenterReleased)
+        #expect(report.observersWhileLeaking == 1)
+        #expect(report.leakyReleasedAfterStop)
+    }
+}
+#endif

@@ -1,0 +1,52 @@
+@testable import SearchScreen
+import Testing
+
+/// One test, written against `SearchScreenHarness`, run against the Combine view model (on a
+/// virtual-time scheduler) and the async one (on `TestClock`).
+func searchAsYouType<H: SearchScreenHarness>(_ harness: H) async {
+    await harness.run {
+        await harness.publishCatalog(firstCatalog)
+        #expect(harness.model?.rendered == [firstCatalog])           // the empty query, at once
+
+        await harness.type("2")
+        await harness.advance(milliseconds: 100)
+        await harness.type("12")
+        await harness.advance(milliseconds: 299)
+        #expect(harness.model?.rendered == [firstCatalog])           // nothing fires early
+
+        await harness.advance(milliseconds: 1)
+        #expect(harness.model?.rendered == [firstCatalog, []])       // "12" only; "2" never searched
+
+        await harness.type("12")
+        await harness.advance(milliseconds: 400)
+        #expect(harness.model?.rendered == [firstCatalog, []])       // removeDuplicates
+
+        await harness.publishCatalog(secondCatalog)
+        #expect(harness.model?.rendered == [firstCatalog, [], [secondCatalog[0]]])  // combineLatest
+
+        let (deallocated, catalogReleased) = await harness.release()
+        #expect(deallocated)
+        #expect(catalogReleased)
+    }
+}
+
+@Suite("Example: SearchScreen")
+struct SearchScreenTests {
+    @Test func asyncViewModel() async {
+        await searchAsYouType(AsyncSearchHarness())
+    }
+
+    #if canImport(Combine) || OpenCombine
+    @Test func combineViewModel() async {
+        await searchAsYouType(CombineSearchHarness())
+    }
+    #endif
+
+    @Test func exampleRunReportsTheSameTranscriptForBoth() async {
+        let report = await runSearchScreen(log: { _ in })
+        #expect(report.async == .expected)
+        #if canImport(Combine) || OpenCombine
+        #expect(report.combine == .expected)
+        #endif
+    }
+}
