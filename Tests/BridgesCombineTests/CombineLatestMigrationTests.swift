@@ -82,10 +82,14 @@ import Bridges
         cancellable.cancel()
 
         let form = LoginForm()
-        let requested = Gate()
+        // The script may start only once all three @Published sources have demand, or values
+        // set before that conflate. The first combined output is the proof: combineLatest emits
+        // it only after each source delivered its initial value. (Waiting for the outer request
+        // instead raced with its propagation upstream and hung 1 run in 2.)
+        let firstOutput = Gate()
         let cancelled = Gate()
         let stream = form.canLogin
-            .handleEvents(receiveCancel: { cancelled.open() }, receiveRequest: { _ in requested.open() })
+            .handleEvents(receiveCancel: { cancelled.open() })
             .stream(buffering: .unbounded)
         let expected = sinkOutputs.count
         let consumer = Task {
@@ -93,12 +97,13 @@ import Bridges
             // snippet:begin publishedCombineLatest.after
             for await canLogin in stream {
                 outputs.append(canLogin)
+                if outputs.count == 1 { firstOutput.open() }
                 if outputs.count == expected { break }  // @Published never completes
             }
             // snippet:end publishedCombineLatest.after
             return outputs
         }
-        await requested.wait()
+        await firstOutput.wait()
         for step in Self.script { form.apply(step) }
         #expect(await consumer.value == sinkOutputs)
         await cancelled.wait()  // breaking out cancelled the @Published subscription
