@@ -30,7 +30,10 @@ public final class Broadcast<Element: Sendable>: Sendable {
     @usableFromInline let state: LockedState<BroadcastStateMachine<Element>>
     @usableFromInline let site: CallSite
 
-    /// - Parameter replay: How many of the most recent elements a new subscriber receives first.
+    /// - Parameters:
+    ///   - replay: How many of the most recent elements a new subscriber receives first.
+    ///   - line: Call site reported with any misuse; leave the default.
+    ///   - fileID: Call site reported with any misuse; leave the default.
     /// - Precondition: `replay >= 0`.
     public init(replay: Int = 0, fileID: String = #fileID, line: UInt = #line) {
         precondition(replay >= 0, "Broadcast(replay:): replay must be ≥ 0, got \(replay)")
@@ -102,6 +105,8 @@ public final class Broadcast<Element: Sendable>: Sendable {
     /// - Parameters:
     ///   - buffering: This consumer's policy for elements it has not taken yet.
     ///   - onDrop: Called with each element this consumer's policy drops (under the broadcast's lock).
+    ///   - line: Call site reported with any misuse; leave the default.
+    ///   - fileID: Call site reported with any misuse; leave the default.
     public func stream(
         buffering: BufferingPolicy = .unbounded,
         onDrop: (@Sendable (Element) -> Void)? = nil,

@@ -44,6 +44,8 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     ///     `.latest`/`.dropOldest`, with the *old* element that made room).
     ///   - build: Starts the producer with a ``Sink`` and returns the teardown that stops it. Runs
     ///     once per iterator, on its first `next()`, synchronously in the consumer's isolation.
+    ///   - line: Call site reported with any misuse; leave the default.
+    ///   - fileID: Call site reported with any misuse; leave the default.
     @inlinable
     public init(
         buffering: BufferingPolicy = .unbounded,
@@ -63,7 +65,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build), onDrop: onDrop, site: site))
     }
 
-    /// What a synchronous ``Sink/yield(_:)`` (or ``Sink/send(_:)``) did with the element.
+    /// What a synchronous ``Sink/yield(_:)`` (or ``Sink/send(_:isolation:)``) did with the element.
     public enum YieldResult {
         /// Buffered or handed to the consumer; the producer may go on.
         case enqueued

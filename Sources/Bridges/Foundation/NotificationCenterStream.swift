@@ -21,6 +21,10 @@ extension NotificationCenter {
     ///   - buffering: What happens to notifications the consumer has not taken yet.
     ///   - transform: Turns each notification into the element (posted on the posting thread);
     ///     return nil to skip one.
+    ///   - object: Only notifications posted by this object (`nil`: any sender).
+    ///   - line: Call site reported with any misuse; leave the default.
+    ///   - name: The notification name to observe (`nil`: every notification).
+    ///   - fileID: Call site reported with any misuse; leave the default.
     public func notificationStream<Element>(
         named name: Notification.Name?,
         object: (any AnyObject & Sendable)? = nil,

@@ -55,6 +55,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
     ///   - handler: Receives the owner (strongly, for this call only) and the element. Use
     ///     `owner`, not `self`, inside: capturing `self` strongly would keep it alive again.
+    ///   - fileID: Call site reported with any misuse; leave the default.
+    ///   - line: Call site reported with any misuse; leave the default.
     /// - Returns: The token already stored in `bag`; cancel it to stop earlier. The result is
     ///   discardable because the bag already holds it. Once the loop has ended the token reads as
     ///   cancelled, so the bag drops it.

@@ -1,6 +1,6 @@
 /// An opt-in debug check for tasks that outlive their owner and owners kept alive by their tasks.
 ///
-/// Weak-owner tasks (``AsyncSequence/forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)``,
+/// Weak-owner tasks (`forEach(weak:in:)`,
 /// ``runTask(weak:in:isolation:lifetimeCheck:fileID:line:operation:then:)``) with a check on report through
 /// ``Diagnostics`` with kind ``BridgeDiagnostic/Kind/ownerLifetime`` when:
 /// - the owner was deallocated but the task was not cancelled (an element arrived to find the
@@ -48,7 +48,7 @@ public struct OwnerLifetimeCheck: Sendable, CustomStringConvertible {
     ///
     /// The classic finding is an owner kept alive by its own task:
     /// `Task { for await x in seq { self.x = x } }` holds `self` strongly for as long as the
-    /// sequence runs; ``AsyncSequence/forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)`` fixes it.
+    /// sequence runs; `forEach(weak:in:)` fixes it.
     ///
     /// - Returns: A task that ends when the check is done, with `true` if the object was released.
     ///   The caller does not keep `object` alive while waiting.

@@ -32,6 +32,9 @@
 ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
 ///   - operation: The work. Its error (including `CancellationError`) reaches `apply` as `.failure`.
 ///   - apply: Receives the owner and the result.
+///   - line: Call site reported with any misuse; leave the default.
+///   - fileID: Call site reported with any misuse; leave the default.
+///   - isolation: The caller's actor (filled in by `#isolation`).
 /// - Returns: The token already stored in `bag`.
 @discardableResult
 public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
