@@ -37,14 +37,19 @@ import Bridges
 
         // After: for await.
         let fields = makeFields()
-        let requested = Gate()
-        let stream = pipeline(fields).handleEvents(receiveRequest: { _ in requested.open() }).stream(buffering: .unbounded)
+        // Send only after the first combined output: it proves all three subjects have demand
+        // (waiting for the outer request raced with its propagation upstream).
+        let firstOutput = Gate()
+        let stream = pipeline(fields).stream(buffering: .unbounded)
         let consumer = Task {
             var outputs: [Bool] = []
-            for await canLogin in stream { outputs.append(canLogin) }
+            for await canLogin in stream {
+                outputs.append(canLogin)
+                if outputs.count == 1 { firstOutput.open() }
+            }
             return outputs
         }
-        await requested.wait()
+        await firstOutput.wait()
         for step in Self.script { fields[step.field].send(step.text) }
         for field in fields { field.send(completion: .finished) }
         let forAwaitOutputs = await consumer.value
