@@ -37,7 +37,7 @@ import Bridges
         let requested = Gate()
         let holding = Gate()
         let release = Gate()
-        let iterator = IntIterator(bridge(subject.handleEvents(receiveRequest: { _ in requested.open() }).eraseToAnyPublisher()))
+        let iterator = IntIterator(bridge(subject.afterRequest { requested.open() }.eraseToAnyPublisher()))
         let consumer = Task {
             var received: [Int] = []
             do {
@@ -93,7 +93,7 @@ import Bridges
     @Test func twoConsumers_unbounded_bothGetEverythingInOrder() async {
         let subject = PassthroughSubject<Int, Never>()
         let subscribed = Counter()
-        let upstream = subject.handleEvents(receiveRequest: { _ in subscribed.increment() })
+        let upstream = subject.afterRequest { subscribed.increment() }
         let streams = [upstream.stream(buffering: .unbounded), upstream.stream(buffering: .unbounded)]
         let consumers = streams.map { stream in
             Task {
@@ -133,7 +133,7 @@ import Bridges
     @Test func latest_concurrent_deliversTheLastAndNothingOutOfOrder() async {
         let subject = PassthroughSubject<Int, Never>()
         let requested = Gate()
-        let stream = subject.handleEvents(receiveRequest: { _ in requested.open() }).stream(buffering: .latest)
+        let stream = subject.afterRequest { requested.open() }.stream(buffering: .latest)
         let consumer = Task {
             var received: [Int] = []
             for await value in stream {
