@@ -61,12 +61,18 @@ func _unlock(_ lock: UnsafeMutablePointer<PlatformLock>) {
 /// Over `os_unfair_lock` on Apple platforms and `pthread_mutex_t` elsewhere. Not
 /// `Synchronization.Mutex`: that needs iOS 18, and ThreadSanitizer reports false races on it
 /// with this toolchain. Never call user code or resume a continuation inside `withLock`.
+///
+/// `package`: BridgesCombine and BridgesTesting use it too, so the package has one lock.
 @usableFromInline
-struct LockedState<State> {
+package struct LockedState<State> {
     @usableFromInline let storage: LockedStateStorage<State>
 
     @inlinable
-    init(_ storage: LockedStateStorage<State>) { self.storage = storage }
+    init(storage: LockedStateStorage<State>) { self.storage = storage }
+
+    /// A lock over `initial` (the spelling the sibling modules use).
+    @inlinable
+    package init(_ initial: State) { self = Self.create(initial) }
 
     @inlinable
     static func create(_ initial: State) -> LockedState<State> {
@@ -74,11 +80,11 @@ struct LockedState<State> {
         // `ManagedBuffer.create` returns an instance of the class it is called on.
         let storage = unsafeDowncast(buffer, to: LockedStateStorage<State>.self)
         storage.withUnsafeMutablePointerToElements { _initializeLock($0) }
-        return LockedState(storage)
+        return LockedState(storage: storage)
     }
 
     @inlinable
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try storage.withUnsafeMutablePointers { state, lock in
             _lock(lock)
             defer { _unlock(lock) }
