@@ -138,9 +138,14 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         let log = DiagnosticLog()
         let upstream = DemandRecordingPublisher<Int, Never>()
         let stream = Diagnostics.withHandler(log.handler) { upstream.stream(buffering: .rendezvous) }
+        let allSent = Gate()
         let consumer = Task {
             var received: [Int] = []
-            for await value in stream { received.append(value) }
+            for await value in stream {
+                received.append(value)
+                // Hold 1 until everything is sent, so no further demand exists for 2 and 3.
+                if received.count == 1 { await allSent.wait() }
+            }
             return received
         }
         await upstream.waitForDemand()  // the consumer asked for one
@@ -148,6 +153,7 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         upstream.sendIgnoringDemand(2)  // not asked for
         upstream.sendIgnoringDemand(3)  // not asked for
         upstream.send(completion: .finished)
+        allSent.open()
         #expect(await consumer.value == [1, 2, 3])  // nothing lost
         #expect(log.kinds == [.excessEmission, .excessEmission])
     }
