@@ -71,8 +71,11 @@ extension LockedState {
             break
         case .resume(let continuation, let legacy, let timeout):
             timeout?.cancel()
-            continuation.resume(throwing: timedOut ? BridgeError.timedOut : CancellationError())
+            // The legacy call is cancelled *before* the task resumes, so code after the `catch`
+            // can rely on it. The state already says "cancelled", so a callback that the cancel
+            // fires synchronously is treated as a late result.
             legacy?.cancel()
+            continuation.resume(throwing: timedOut ? BridgeError.timedOut : CancellationError())
         }
     }
 

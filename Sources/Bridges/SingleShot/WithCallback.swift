@@ -5,9 +5,9 @@
 //   and reported once through ``Diagnostics`` (never a trap);
 // - never hangs on a dropped handler: if the legacy API releases `done` without calling it, the
 //   task throws ``BridgeError/callbackDropped``;
-// - cancellation: when the awaiting task is cancelled, it resumes at once with
-//   `CancellationError` and the `Cancellation` the body returned runs exactly once (also when
-//   the task was cancelled while the body ran). A task cancelled before the bridge starts never
+// - cancellation: when the awaiting task is cancelled, the `Cancellation` the body returned runs
+//   exactly once and then the task resumes with `CancellationError` (if the task was cancelled
+//   while the body ran, the token runs as soon as the body returns it). A task cancelled before the bridge starts never
 //   runs the body. A result that arrives after cancellation or timeout goes to `onLateResult`;
 // - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way;
 // - the body runs synchronously, in the caller's isolation; `done` may be called on any thread,
