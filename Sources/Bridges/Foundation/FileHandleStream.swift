@@ -12,22 +12,8 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Data, Never> {
-        let handle = UncheckedBox(self)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
-            handle.value.readabilityHandler = { readable in
-                let (chunks, atEnd) = _readAvailable(readable)
-                for chunk in chunks {
-                    if case .terminated = sink.yield(chunk) {
-                        readable.readabilityHandler = nil
-                        return
-                    }
-                }
-                if atEnd {
-                    readable.readabilityHandler = nil
-                    sink.finish()
-                }
-            }
-            return Cancellation { handle.value.readabilityHandler = nil }
+        _readabilityStream(buffering: buffering, fileID: fileID, line: line) {
+            { chunks, _ in chunks }
         }
     }
 
@@ -38,16 +24,35 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<String, Never> {
-        let handle = UncheckedBox(self)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
-            let splitter = LineSplitter()
-            handle.value.readabilityHandler = { readable in
-                let (chunks, atEnd) = _readAvailable(readable)
+        _readabilityStream(buffering: buffering, fileID: fileID, line: line) {
+            let splitter = LineSplitter()  // one per iteration
+            return { chunks, atEnd in
                 var lines: [String] = []
                 for chunk in chunks { lines += splitter.feed(chunk) }
                 if atEnd { lines += splitter.feed(Data()) }  // flush the last line
-                for line in lines {
-                    if case .terminated = sink.yield(line) {
+                return lines
+            }
+        }
+    }
+
+    /// The one core of both streams: installs `readabilityHandler` when iteration starts, yields
+    /// what `makeTransform()` (called once per iteration) makes of each read, finishes at end of
+    /// file, and removes the handler when the consumer leaves or at teardown.
+    private func _readabilityStream<Element>(
+        buffering: BufferingPolicy,
+        fileID: String,
+        line: UInt,
+        makeTransform: @escaping @Sendable () -> @Sendable (_ chunks: [Data], _ atEnd: Bool) -> [Element]
+    ) -> CallbackStream<Element, Never> {
+        let handle = UncheckedBox(self)
+        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            let transform = makeTransform()
+            handle.value.readabilityHandler = { readable in
+                let (chunks, atEnd) = _readAvailable(readable)
+                for element in transform(chunks, atEnd) {
+                    // `yield` takes its element `sending`; each element is freshly made here.
+                    nonisolated(unsafe) let handedOver = element
+                    if case .terminated = sink.yield(handedOver) {
                         readable.readabilityHandler = nil
                         return
                     }
