@@ -12,8 +12,22 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Data, Never> {
-        _readabilityStream(buffering: buffering, fileID: fileID, line: line) {
-            { chunks, _ in chunks }
+        let handle = UncheckedBox(self)
+        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            handle.value.readabilityHandler = { readable in
+                let (chunks, atEnd) = _readAvailable(readable)
+                for chunk in chunks {
+                    if case .terminated = sink.yield(chunk) {
+                        readable.readabilityHandler = nil
+                        return
+                    }
+                }
+                if atEnd {
+                    readable.readabilityHandler = nil
+                    sink.finish()
+                }
+            }
+            return Cancellation { handle.value.readabilityHandler = nil }
         }
     }
 
@@ -24,35 +38,16 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<String, Never> {
-        _readabilityStream(buffering: buffering, fileID: fileID, line: line) {
-            let splitter = LineSplitter()  // one per iteration
-            return { chunks, atEnd in
+        let handle = UncheckedBox(self)
+        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            let splitter = LineSplitter()
+            handle.value.readabilityHandler = { readable in
+                let (chunks, atEnd) = _readAvailable(readable)
                 var lines: [String] = []
                 for chunk in chunks { lines += splitter.feed(chunk) }
                 if atEnd { lines += splitter.feed(Data()) }  // flush the last line
-                return lines
-            }
-        }
-    }
-
-    /// The one core of both streams: installs `readabilityHandler` when iteration starts, yields
-    /// what `makeTransform()` (called once per iteration) makes of each read, finishes at end of
-    /// file, and removes the handler when the consumer leaves or at teardown.
-    private func _readabilityStream<Element>(
-        buffering: BufferingPolicy,
-        fileID: String,
-        line: UInt,
-        makeTransform: @escaping @Sendable () -> @Sendable (_ chunks: [Data], _ atEnd: Bool) -> [Element]
-    ) -> CallbackStream<Element, Never> {
-        let handle = UncheckedBox(self)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
-            let transform = makeTransform()
-            handle.value.readabilityHandler = { readable in
-                let (chunks, atEnd) = _readAvailable(readable)
-                for element in transform(chunks, atEnd) {
-                    // `yield` takes its element `sending`; each element is freshly made here.
-                    nonisolated(unsafe) let handedOver = element
-                    if case .terminated = sink.yield(handedOver) {
+                for line in lines {
+                    if case .terminated = sink.yield(line) {
                         readable.readabilityHandler = nil
                         return
                     }
