@@ -59,14 +59,32 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
 public enum Diagnostics {
     public typealias Handler = @Sendable (BridgeDiagnostic) -> Void
 
-    private static let global = LockedState<Handler>.create(Diagnostics.printToStandardError)
+    /// The process-wide handler, boxed. A function stored directly as a lock's generic state is
+    /// reabstracted on every `inout` access, and `withLock { $0 }` writes the thunk back: each
+    /// read wrapped the handler in one more thunk, growing the heap and, after ~100 000 reads,
+    /// overflowing the stack when the handler was called. An immutable box is read by copying one
+    /// reference; nothing is ever written back.
+    private final class HandlerBox: Sendable {
+        let handler: Handler
+        init(_ handler: @escaping Handler) { self.handler = handler }
+    }
+
+    private static let global = LockedState<HandlerBox>.create(HandlerBox(Diagnostics.printToStandardError))
 
     @usableFromInline @TaskLocal static var taskHandler: Handler?
 
     /// The process-wide handler, used where no task-local handler is installed.
     public static var defaultHandler: Handler {
-        get { global.withLock { $0 } }
-        set { global.withLock { $0 = newValue } }
+        get { global.withLock { box in box }.handler }
+        set {
+            let replacement = HandlerBox(newValue)
+            // The old handler is released after the lock, never under it (its captures may deinit).
+            let old = global.withLock { box -> HandlerBox in
+                defer { box = replacement }
+                return box
+            }
+            withExtendedLifetime(old) {}
+        }
     }
 
     /// The handler a bridge created here and now would report to.
