@@ -9,9 +9,13 @@
 //   exactly once and then the task resumes with `CancellationError` (if the task was cancelled
 //   while the body ran, the token runs as soon as the body returns it). A task cancelled before the bridge starts never
 //   runs the body. A result that arrives after cancellation or timeout goes to `onLateResult`;
-// - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way;
+// - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way,
+//   in the caller's isolation (on the main actor for a `@MainActor` caller, so main-thread-only
+//   APIs are cancelled on the main thread);
 // - the body runs synchronously, in the caller's isolation; `done` may be called on any thread,
-//   synchronously inside the body or later.
+//   synchronously inside the body or later;
+// - values need not be `Sendable`: a legacy `User` class crosses from the thread that called
+//   back to the awaiting caller, which then owns it (see ``_Handover``).
 
 /// The core every shape adapts to: returns the legacy result, throws only the bridge's own
 /// failures (cancellation, timeout, dropped callback, an error thrown by the body itself).
@@ -39,11 +43,51 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
                 return
             }
             storage._bodyReturned(cancellation, Result<Success, Failure>.self)
-            if let timeout { storage._startTimeout(timeout, Result<Success, Failure>.self) }
+            if let timeout { storage._startTimeout(timeout, isolation: isolation, Result<Success, Failure>.self) }
         }
     } onCancel: {
         storage._interrupt(timedOut: false, Result<Success, Failure>.self)
     }
+}
+
+/// A value handed over by a legacy completion handler, on its way to the awaiting caller.
+///
+/// Why `@unchecked Sendable` is sound here: the legacy API creates the value and passes it to
+/// its completion handler; the bridge moves it, once, from that call to the awaiting task (the
+/// continuation is resumed exactly once, and nothing else keeps the box), and from then on only
+/// the caller holds it. That is the assumption Swift itself makes when it imports an
+/// Objective-C `(User?, Error?)` completion handler as `async -> User` for a non-`Sendable`
+/// `User`. What it cannot see is a legacy API that keeps the object and mutates it later (a
+/// shared cache): the docs of `withCallback` say so.
+@usableFromInline
+struct _Handover<Value>: @unchecked Sendable {
+    @usableFromInline let value: Value
+    @inlinable init(_ value: Value) { self.value = value }
+}
+
+extension LockedState {
+    /// The timeout: sleeps on the bridge's clock, then ends the wait and cancels the legacy call
+    /// in `isolation`, the caller's (a `@MainActor` caller's legacy API is cancelled on the main
+    /// actor, as it would be if the caller had cancelled it by hand).
+    @usableFromInline
+    func _startTimeout<S, F>(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<S, F>.Type)
+    where State == SingleShotHeader<S, F> {
+        let task = Task { [self] in
+            do {
+                try await timeout.sleep()
+            } catch {
+                return  // cancelled: the bridge ended first
+            }
+            await _run(in: isolation) { self._interrupt(timedOut: true, Result<S, F>.self) }
+        }
+        if !withLock({ $0.machine.setTimeoutTask(task) }) { task.cancel() }
+    }
+}
+
+/// Runs `body` in `isolation` (a hop onto that actor, or the global executor for nil).
+@usableFromInline
+func _run(in isolation: isolated (any Actor)?, _ body: @Sendable () -> Void) async {
+    body()
 }
 
 // MARK: - (Result<T, E>) -> Void
@@ -75,7 +119,7 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
 /// - Throws: The legacy failure as is (`catch let error as MyError` works), `CancellationError`,
 ///   ``BridgeError``, or whatever the body throws.
 @inlinable
-public func withCallback<Success: Sendable, Failure: Error>(
+public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
@@ -84,14 +128,15 @@ public func withCallback<Success: Sendable, Failure: Error>(
     @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
 ) async throws -> Success {
     try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
-    ).get()
+        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
+    ) { done in try body { done($0.map(_Handover.init)) } }.get().value
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable, Failure: Error>(
+public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
@@ -100,8 +145,8 @@ public func withCallback<Success: Sendable, Failure: Error>(
     _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Void
 ) async throws -> Success {
     try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
-    ) { try body($0); return nil }.get()
+        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
+    ) { done in try body { done($0.map(_Handover.init)) }; return nil }.get().value
 }
 
 // MARK: - (T?, Error?) -> Void
@@ -131,7 +176,7 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
 /// An error wins over a value. Neither (both `nil`) throws ``BridgeError/missingValueAndError``
 /// and is reported, where Swift's own import of such APIs would trap.
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
@@ -141,14 +186,15 @@ public func withCallback<Success: Sendable>(
 ) async throws -> Success {
     let site = CallSite(fileID: fileID, line: line)
     return try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
-    ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
+        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site).map(_Handover.init)) } }.get().value
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T?, Error?)` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T?, Error?)` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
@@ -158,8 +204,8 @@ public func withCallback<Success: Sendable>(
 ) async throws -> Success {
     let site = CallSite(fileID: fileID, line: line)
     return try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
-    ) { done in try body { done(_valueOrError($0, $1, site: site)) }; return nil }.get()
+        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site).map(_Handover.init)) }; return nil }.get().value
 }
 
 // MARK: - (T) -> Void
@@ -171,7 +217,7 @@ public func withCallback<Success: Sendable>(
 ///
 /// It still `throws`: cancellation, a timeout or a dropped handler end the wait.
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Success) -> Void)? = nil,
@@ -182,13 +228,16 @@ public func withCallback<Success: Sendable>(
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
         fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
+    ) { (done: @escaping @Sendable (Result<_Handover<Success>, Never>) -> Void) in
+        try body { done(.success(_Handover($0))) }
+    }.get().value
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T) -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Success) -> Void)? = nil,
@@ -199,10 +248,10 @@ public func withCallback<Success: Sendable>(
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
         fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in
-        try body { done(.success($0)) }
+    ) { (done: @escaping @Sendable (Result<_Handover<Success>, Never>) -> Void) in
+        try body { done(.success(_Handover($0))) }
         return nil
-    }.get()
+    }.get().value
 }
 
 // MARK: - (Error?) -> Void
@@ -228,8 +277,9 @@ public func withCallback(
     }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
@@ -267,8 +317,9 @@ public func withCallback(
     ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `() -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `() -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
@@ -288,9 +339,17 @@ public func withCallback(
 @inlinable
 func _lateValue<Success>(
     _ handler: (@Sendable (Success) -> Void)?
-) -> (@Sendable (Result<Success, Never>) -> Void)? {
+) -> (@Sendable (Result<_Handover<Success>, Never>) -> Void)? {
     guard let handler else { return nil }
-    return { result in handler(result.get()) }
+    return { result in handler(result.get().value) }
+}
+
+@inlinable
+func _lateHandover<Success, Failure>(
+    _ handler: (@Sendable (Result<Success, Failure>) -> Void)?
+) -> (@Sendable (Result<_Handover<Success>, Failure>) -> Void)? {
+    guard let handler else { return nil }
+    return { result in handler(result.map(\.value)) }
 }
 
 @inlinable
