@@ -71,12 +71,17 @@ let package = Package(
             ],
             path: "Examples/SearchScreen", exclude: ["README.md"]
         ),
+        .target(name: "ProfileLegacyKit", path: "Examples/ProfileScreen/LegacyKit", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], path: "Examples/ProfileScreen", exclude: ["README.md", "LegacyKit"]),
         .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "AccountsScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// ProfileScreen (issue 14) is tested in ExamplesTests too; added here so its line above stays untouched.
+package.targets.first { $0.name == "ExamplesTests" }?.dependencies.append("ProfileScreen")
 
 // Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
 // The DocC plugin is added only when asked for, so it never enters users' dependency graph.
