@@ -8,6 +8,7 @@
 
 import Bridges
 import CMallocInfo
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,10 +47,24 @@ for soak in all where selected(soak) {
 }
 let printing = printToStandardErrorCase()
 if selected(printing) {
+    // Standard error goes to a file meanwhile, so that the lines printed can be counted: one
+    // per bridge and kind, for the warm-up op and the measured one (3 + 3), not one per misuse.
+    let captured = "/tmp/bridges-soak-stderr-\(getpid()).log"
+    let savedStandardError = dup(2)
+    let file = open(captured, O_CREAT | O_RDWR | O_TRUNC, 0o600)
+    dup2(file, 2)
     Diagnostics.defaultHandler = Diagnostics.printToStandardError
-    let result = await run(printing)
+    var result = await run(printing)
     Diagnostics.defaultHandler = reports.handler
+    dup2(savedStandardError, 2)
+    close(file)
+    close(savedStandardError)
+    let lines = ((try? String(contentsOfFile: captured, encoding: .utf8)) ?? "")
+        .split(separator: "\n").filter { $0.contains("Bridges misuse") }
+    unlink(captured)
+    if lines.count != 6 { result.failures.append("standard error got \(lines.count) lines, expected 6") }
     printRow(result)
+    for line in Set(lines).sorted() { print("    stderr: \(line)") }
     results.append(result)
 }
 Diagnostics.defaultHandler = previousHandler
