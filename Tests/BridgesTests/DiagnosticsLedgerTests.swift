@@ -121,6 +121,33 @@ struct DiagnosticsLedgerTests {
         #expect(released == nil)
     }
 
+    /// README's before/after for ``BridgeDiagnostic/occurrences``.
+    @Test func occurrences_readAfterTheFlood_countEveryMisuse() async throws {
+        let flooded = Collected<BridgeDiagnostic>()
+        do {
+            // snippet:begin occurrences.before
+            let handler: Diagnostics.Handler = { diagnostic in
+                print(diagnostic)  // before: one line per misuse, 20 000 for one flooding publisher
+            }
+            // snippet:end occurrences.before
+            _ = handler
+        }
+        // snippet:begin occurrences.after
+        let handler: Diagnostics.Handler = { diagnostic in
+            print(diagnostic)  // now: one line per bridge and kind
+            flooded.append(diagnostic)  // read diagnostic.occurrences later: every misuse counted
+        }
+        // snippet:end occurrences.after
+        let value = try await Diagnostics.withHandler(handler) {
+            try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                for value in 0..<100 { done(.success(value)) }
+            }
+        }
+        #expect(value == 0)
+        #expect(flooded.values.map(\.kind) == [.callbackCalledTwice])
+        #expect(flooded.values.first?.occurrences == 99)
+    }
+
     @Test func handMadeDiagnostic_countsOne() {
         #expect(BridgeDiagnostic(kind: .other("x"), message: "", fileID: "", line: 0).occurrences == 1)
     }
