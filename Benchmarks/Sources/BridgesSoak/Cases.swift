@@ -479,6 +479,16 @@ func diagnosticsCases() -> [SoakCase] {
             handler(BridgeDiagnostic(kind: .other("soak-probe"), message: "", fileID: #fileID, line: #line))
             return 0
         },
+        // The task-local handler is a function in a generic container too (TaskLocal<Handler?>):
+        // reads make a transient thunk, never a growing chain.
+        SoakCase("Diagnostics.withHandler + 20 reads + call", elements: 0, reports: [.other("soak-probe"): 1]) { i, _ in
+            Diagnostics.withHandler(reports.handler) {
+                var handler = Diagnostics.current
+                for _ in 0..<19 { handler = Diagnostics.current }
+                handler(BridgeDiagnostic(kind: .other("soak-probe"), message: "", fileID: #fileID, line: #line))
+            }
+            return 0
+        },
     ]
 }
 
