@@ -68,6 +68,12 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw TourFailure(message()) }
 }
 
+/// Prints a measurement in the current block and keeps it, prefixed with `chapter`, for the end of the tour.
+func sayFigure(_ line: String, chapter: String) {
+    TourFigures.shared.record(chapter + ": " + line)
+    say(line)
+}
+
 /// The headline figures this run measured, printed again at the end of the tour.
 /// README.md and MIGRATION.md quote these lines and say which chapter measures them.
 final class TourFigures: @unchecked Sendable {  // `lines` is only touched under `lock`
@@ -75,10 +81,9 @@ final class TourFigures: @unchecked Sendable {  // `lines` is only touched under
     private let lock = TourLock()
     private var lines: [String] = []
 
-    /// Records one figure, and prints it in the current block.
+    /// Records one figure (printed again at the end of the tour).
     func record(_ line: String) {
         lock.withLock { lines.append(line) }
-        say(line)
     }
 
     var all: [String] { lock.withLock { lines } }

@@ -191,6 +191,7 @@ let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler 
         say("hand-written continuation, task cancelled: it still waited \(waited.formatted) for the request,")
         say("  which was never cancelled (isCancelled: \(request.value?.isCancelled ?? false)), and returned \(outcome)")
         try check((try? outcome.get()) == "user-7" && request.value?.isCancelled == false, "the hand-written bridge ignores cancellation")
+        TourFigures.shared.record("single-shot: a cancelled hand-written continuation waited \(waited.formatted) for a request nobody cancelled")
     }
 
     // 2. A dropped handler leaves the awaiting task suspended forever.
@@ -262,6 +263,7 @@ let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler 
         say("task cancelled: it ended after \(waited.formatted) with \(outcome); legacy request cancelled: \(request.value?.isCancelled ?? false)")
         try check((try? outcome.get()) == nil, "a cancelled bridge must throw")
         try check(request.value?.isCancelled == true, "cancellation must reach the legacy request")
+        TourFigures.shared.record("single-shot: a cancelled withCallback ended after \(waited.formatted) and cancelled the legacy request")
     }
 
     // 2. A dropped handler becomes an error instead of a task suspended forever.

@@ -27,11 +27,35 @@ private func debounced<S: AsyncSequence & Sendable, C: Clock>(
 }
 
 let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
+    let wallClock = ContinuousClock()
+
+    // The way such a test is usually first written: the real clock, and a sleep long enough "on this machine".
+    block(.legacy, "the search-as-you-type presenter tested on the real clock, waiting with Task.sleep")
+    do {
+        let api = FakeCompletionAPI<String, [String]>()
+        let (text, typing) = AsyncStream.makeStream(of: String.self)
+        let search = Task {
+            for await query in debounced(text, for: .milliseconds(300), clock: wallClock) {
+                _ = try await withCallback { done in api.call(query, completion: done) }
+            }
+        }
+        let started = wallClock.now
+        for typed in ["1", "12", "123"] { typing.yield(typed) }
+        try await Task.sleep(for: .milliseconds(350))  // "300 ms and a margin": the legacy test's only way to wait
+        let queries = api.invocations.map(\.request)
+        let elapsed = started.duration(to: wallClock.now)
+        sayFigure("a test on the real clock slept \(elapsed.formatted) of wall time to see queries \(queries) (on a slow CI machine it may see none)", chapter: "testing")
+        for invocation in api.invocations { invocation.complete(with: []) }
+        typing.finish()
+        search.cancel()
+        _ = await search.result
+    }
+
+    block(.bridge, "the same presenter on a TestClock, with a fake legacy API and quiescence (BridgesTesting)")
     let api = FakeCompletionAPI<String, [String]>()  // a legacy search API the test drives
     let clock = TestClock()
     let text = ProcessingChannel<String>()
     let results = LockedBox<[[String]]>([])
-    let wallClock = ContinuousClock()
     let started = wallClock.now
 
     try await withSerialTasks {
@@ -62,7 +86,7 @@ let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time,
         try await search.value
     }
     let elapsed = started.duration(to: wallClock.now)
-    say("300 ms of virtual time took \(elapsed) of wall time; sleepers left: \(clock.pendingSleepers.count)")
+    sayFigure("300 ms of virtual time took \(elapsed.formatted) of wall time, with exact assertions at 299 and 300 ms; sleepers left: \(clock.pendingSleepers.count)", chapter: "testing")
     try check(clock.pendingSleepers.isEmpty, "a timer was left sleeping")
 
     // A buggy legacy API calling back twice: the bridge ignores the second call and reports it
