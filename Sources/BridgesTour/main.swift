@@ -13,61 +13,70 @@ import Glibc
 import Darwin
 #endif
 
-/// Every chapter, in reading order. Each lives in its own file under Chapters/.
-let chapters: [Chapter] = [
-    singleShotChapter,
-    delegatesChapter,
-    combineChapter,
-    lifetimesChapter,
-    virtualTimeChapter,
-]
-
-let arguments = Array(CommandLine.arguments.dropFirst())
-if let demonstration = arguments.first, let crash = crashDemonstrations[demonstration] {
-    await crash()  // a child process the single-shot chapter runs to show a legacy failure; does not return
-}
-if arguments == ["--list"] {
-    for chapter in chapters { Swift.print("\(chapter.name)\t\(chapter.title)") }
-    exit(0)
-}
-let unknown = arguments.filter { name in !chapters.contains { $0.name == name } }
-if !unknown.isEmpty {
-    Swift.print("Unknown chapter(s): \(unknown.joined(separator: ", ")). Chapters: \(chapters.map(\.name).joined(separator: ", "))")
-    exit(2)
-}
-let selected = arguments.isEmpty ? chapters : chapters.filter { arguments.contains($0.name) }
-
-Swift.print("""
-Bridges tour: each chapter shows the LEGACY code, then the BRIDGE over the same legacy API.
-  │ lines are printed by the demonstrated code itself; • lines are what the tour measured.
-""")
-var failures: [String] = []
-var skipped: [String] = []
-for (index, chapter) in selected.enumerated() {
-    Swift.print("\n\(index + 1). \(chapter.title)  [\(chapter.name)]")
-    do {
-        try await chapter.run()
-    } catch let skip as ChapterSkipped {
-        skipped.append("\(chapter.name): \(skip)")
-        Swift.print("  SKIPPED  \(skip)")
-    } catch {
-        failures.append(chapter.name)
-        Swift.print("  ✘ \(error)")
-    }
-    flushStandardOutput()
-}
-let figures = TourFigures.shared.all
-if !figures.isEmpty {
-    Swift.print("\nMeasured in this run:")
-    for figure in figures { Swift.print("  • " + figure) }
-}
-let ran = selected.count - skipped.count
-if !failures.isEmpty {
-    Swift.print("\nTour: \(failures.count) chapter(s) failed: \(failures.joined(separator: ", ")).")
-} else if !skipped.isEmpty {
-    Swift.print("\nTour finished: \(ran) chapter(s) held every promise; \(skipped.count) skipped:")
-    for line in skipped { Swift.print("  \(line)") }
+if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+    await runTour(Array(CommandLine.arguments.dropFirst()))
 } else {
-    Swift.print("\nTour finished: \(ran) chapter(s), every promise held.")
+    Swift.print("The tour measures with Clock and Duration: it needs macOS 13 / iOS 16 or later (the package itself runs back to macOS 10.15 / iOS 13).")
+    exit(1)
 }
-exit(failures.isEmpty ? 0 : 1)
+
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+func runTour(_ arguments: [String]) async -> Never {
+    /// Every chapter, in reading order. Each lives in its own file under Chapters/.
+    let chapters: [Chapter] = [
+        singleShotChapter,
+        delegatesChapter,
+        combineChapter,
+        lifetimesChapter,
+        virtualTimeChapter,
+    ]
+
+    if let demonstration = arguments.first, let crash = crashDemonstrations[demonstration] {
+        await crash()  // a child process the single-shot chapter runs to show a legacy failure; does not return
+    }
+    if arguments == ["--list"] {
+        for chapter in chapters { Swift.print("\(chapter.name)\t\(chapter.title)") }
+        exit(0)
+    }
+    let unknown = arguments.filter { name in !chapters.contains { $0.name == name } }
+    if !unknown.isEmpty {
+        Swift.print("Unknown chapter(s): \(unknown.joined(separator: ", ")). Chapters: \(chapters.map(\.name).joined(separator: ", "))")
+        exit(2)
+    }
+    let selected = arguments.isEmpty ? chapters : chapters.filter { arguments.contains($0.name) }
+
+    Swift.print("""
+    Bridges tour: each chapter shows the LEGACY code, then the BRIDGE over the same legacy API.
+      │ lines are printed by the demonstrated code itself; • lines are what the tour measured.
+    """)
+    var failures: [String] = []
+    var skipped: [String] = []
+    for (index, chapter) in selected.enumerated() {
+        Swift.print("\n\(index + 1). \(chapter.title)  [\(chapter.name)]")
+        do {
+            try await chapter.run()
+        } catch let skip as ChapterSkipped {
+            skipped.append("\(chapter.name): \(skip)")
+            Swift.print("  SKIPPED  \(skip)")
+        } catch {
+            failures.append(chapter.name)
+            Swift.print("  ✘ \(error)")
+        }
+        flushStandardOutput()
+    }
+    let figures = TourFigures.shared.all
+    if !figures.isEmpty {
+        Swift.print("\nMeasured in this run:")
+        for figure in figures { Swift.print("  • " + figure) }
+    }
+    let ran = selected.count - skipped.count
+    if !failures.isEmpty {
+        Swift.print("\nTour: \(failures.count) chapter(s) failed: \(failures.joined(separator: ", ")).")
+    } else if !skipped.isEmpty {
+        Swift.print("\nTour finished: \(ran) chapter(s) held every promise; \(skipped.count) skipped:")
+        for line in skipped { Swift.print("  \(line)") }
+    } else {
+        Swift.print("\nTour finished: \(ran) chapter(s), every promise held.")
+    }
+    exit(failures.isEmpty ? 0 : 1)
+}

@@ -9,7 +9,8 @@ import Dispatch
 
 #if canImport(Combine) || OpenCombine
 
-let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
     // Every part runs first and writes its observations on both sides; then the two blocks print.
     let report = CombineReport()
     if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {  // Combine's `.values`, for contrast
@@ -26,7 +27,7 @@ let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequen
     for line in report.legacyLines { say(line) }
     block(.bridge, "BridgesCombine: stream(buffering:), publisher(), AsyncFuture")
     for line in report.bridgeLines { say(line) }
-}
+} }
 
 /// What the chapter observed on each side, printed as two blocks once every part has run.
 final class CombineReport: @unchecked Sendable {  // used by the chapter's own task only, one part after another
@@ -493,8 +494,9 @@ private extension String {
 
 #else
 
-let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
     throw ChapterSkipped("this build has no Combine. On Linux run the tour with the OpenCombine trait: swift run --traits OpenCombine BridgesTour")
-}
+} }
 
 #endif

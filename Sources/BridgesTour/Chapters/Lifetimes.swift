@@ -150,7 +150,8 @@ final class LegacyPriceFeed: Sendable {
 
 // MARK: - The chapter
 
-let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var lifetimesChapter: Chapter { Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
     block(.legacy, "Task { for await … { self… } }, a hand-written completion API, sink + store(in:)")
     // 1. The leak: seven screens, seven view models still alive.
     let leakyFacade = ShoppingFacade()
@@ -219,7 +220,7 @@ let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive the
     try check(seen.values == [101, 102, 103, 101, 102, 103], "subscribe must deliver every price in order")
     bag.cancelAll()
     _ = cancellables
-}
+} }
 
 // MARK: - Small thread-safe helpers for this chapter
 

@@ -143,7 +143,8 @@ private func runChild(_ argument: String) async throws -> (ending: String, stder
 
 // MARK: - The chapter
 
-let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler → async") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var singleShotChapter: Chapter { Chapter(name: "single-shot", title: "Completion handler → async") {
     let client = LegacyUserClient()
 
     block(.legacy, "completion handlers, and continuations written by hand")
@@ -290,8 +291,9 @@ let singleShotChapter = Chapter(name: "single-shot", title: "Completion handler 
         say("handler called twice: withCallback returned \(token); diagnostics: \(reports.value); the process lives")
         try check(token == "token-1" && reports.value == [.callbackCalledTwice], "the first call wins, the second is reported")
     }
-}
+} }
 
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 extension Duration {
     /// Milliseconds, for the tour's measurements.
     var formatted: String {

@@ -3,6 +3,7 @@ import BridgesTesting
 
 /// Debounce over any AsyncSequence on any clock: the kind of time-based code a test must not
 /// wait for in real time. (BridgesTesting ships no operators; this one is the chapter's own.)
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     _ upstream: S, for interval: Duration, clock: C
 ) -> AsyncStream<S.Element> where S.Element: Sendable, C.Duration == Duration {
@@ -26,7 +27,8 @@ private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     }
 }
 
-let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var virtualTimeChapter: Chapter { Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
     let wallClock = ContinuousClock()
 
     // The way such a test is usually first written: the real clock, and a sleep long enough "on this machine".
@@ -100,4 +102,4 @@ let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time,
     }
     say("callback called twice → value \(value), diagnostics: \(reports.value.map { "\($0.kind) at \($0.fileID):\($0.line)" })")
     try check(value == 42 && reports.value.map(\.kind) == [.callbackCalledTwice], "double callback not handled")
-}
+} }
