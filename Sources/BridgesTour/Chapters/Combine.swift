@@ -13,12 +13,8 @@ import Dispatch
 var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
     // Every part runs first and writes its observations on both sides; then the two blocks print.
     let report = CombineReport()
-    if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {  // Combine's `.values`, for contrast
-        try await slowConsumerTable(report)
-        try await liveSlowConsumers(report)
-    } else {
-        report.legacy("(the side-by-side table compares with Combine's `.values`, which needs macOS 12 / iOS 15)")
-    }
+    try await slowConsumerTable(report)  // Combine's `.values` (macOS 12 / iOS 15), for contrast
+    try await liveSlowConsumers(report)
     try await pipelineToForAwait(report)
     try await sequenceToPublisher(report)
     try await futureToAsync(report)
