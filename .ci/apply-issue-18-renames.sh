@@ -13,7 +13,7 @@ git mv $B/Completion/Subscribe.swift $B/Completion/SubscriptionStateMachine.swif
 git mv $B/Completion/Delivery.swift $B/Delivery.swift            # shared by withCompletion and subscribe(on:)
 git mv $B/CallbackStream/Broadcast.swift $B/CallbackStream/BroadcastStateMachine.swift $B/Broadcast/
 git mv $B/Lifetimes $B/WeakOwnerTasks
-git mv $B/Internal/Diagnostics.swift $B/Internal/CallSite.swift $B/Internal/StandardError.swift $B/Diagnostics/
+git mv $B/Internal/Diagnostics.swift $B/Internal/MisuseLedger.swift $B/Internal/CallSite.swift $B/Internal/StandardError.swift $B/Diagnostics/
 git mv $B/Internal/Lock.swift $B/Internal/LockedState.swift
 mkdir -p $C/AsyncFuture $C/FirstValue
 git mv $C/Future/AsyncFuture.swift $C/AsyncFuture/
