@@ -5,7 +5,7 @@
 //     swift run --traits OpenCombine BridgesTour --list       the chapters
 //
 // The `OpenCombine` trait gives the Combine chapter OpenCombine on Linux; on Apple platforms the
-// trait changes nothing and the chapter uses Apple's Combine. Without the trait on Linux the
+// trait only fetches OpenCombine, which is not linked: the chapter uses Apple's Combine. Without the trait on Linux the
 // Combine chapter is skipped, and the last line says so.
 #if canImport(Glibc)
 import Glibc
