@@ -38,7 +38,7 @@ import Bridges
 ///   called in: on the main actor when a `@MainActor` type makes the publisher (so a `sink`
 ///   written there, which Swift 6 checks at run time, runs on the main actor), else on the
 ///   global concurrent executor. Use `receive(on:)` to hop anywhere else.
-/// - `request(.none)` is reported as ``BridgeDiagnostic/Kind/invalidDemand`` and ignored.
+/// - `request(.none)` is reported as `BridgeDiagnostic.Kind.invalidDemand` and ignored.
 public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Error>: Publisher, Sendable {
     public typealias Output = Base.Element
 

@@ -56,7 +56,7 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
         case .none:
             break
         case .reportInvalidDemand:
-            reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored")
+            reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored", bridge: self)
         case .resume(let waiter):
             waiter.resume(returning: true)
         }
