@@ -72,7 +72,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// }
     /// ```
     ///
-    /// Same guarantees as ``subscribe(on:onElement:onFinish:)-(Delivery,_,_)``: one call at a
+    /// Same guarantees as `subscribe(on:onElement:onFinish:)`: one call at a
     /// time, in order; `onFinish` at most once and never after a cancel; once `cancel()` has
     /// returned no call starts. The loop runs on the main actor, so an isolation-aware source
     /// (`CallbackStream`) hands buffered elements over without a hop.

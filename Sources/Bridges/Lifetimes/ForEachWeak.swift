@@ -42,13 +42,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   the loop runs on the global executor instead (a Task running on the actor would hold it),
     ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
-    ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
+    ///   failures inside the sequence, or use `subscribe(on:onElement:onFinish:)`), or when the
     ///   token is cancelled (`bag.cancelAll()`). The token is checked right before each call of
     ///   `handler`: once `cancel()` has returned in the handler's isolation (the owner's bag
     ///   cancelled on the main actor) no call starts. `handler` is `async`, so a call already
     ///   running is not waited for, and a cancel from another thread can cross a call that is
     ///   just starting; handlers that must never overlap a cancel from another thread belong
-    ///   in ``subscribe(on:onElement:onFinish:)-(Delivery,_,_)``.
+    ///   in `subscribe(on:onElement:onFinish:)`.
     ///
     /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
     ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a

@@ -20,7 +20,7 @@
 /// The core every shape adapts to: returns the legacy result, throws only the bridge's own
 /// failures (cancellation, timeout, dropped callback, an error thrown by the body itself).
 @inlinable
-func _withCallbackCore<Success: Sendable, Failure: Error>(
+func _withCallbackCore<Success, Failure: Error>(
     isolation: isolated (any Actor)?,
     timeout: BridgeTimeout?,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?,
@@ -28,8 +28,10 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
     line: UInt,
     _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
 ) async throws -> Result<Success, Failure> {
-    let storage = SingleShotStorage<Success, Failure>.create(
-        SingleShotHeader(onLateResult: onLateResult, site: CallSite(fileID: fileID, line: line))
+    // The value travels in a `_Handover`, so `Success` need not be `Sendable`; wrapping it
+    // here (in the closure that captures only `box`) costs no allocation.
+    let storage = SingleShotStorage<_Handover<Success>, Failure>.create(
+        SingleShotHeader(onLateResult: _lateHandover(onLateResult), site: CallSite(fileID: fileID, line: line))
     )
     return try await withTaskCancellationHandler {
         try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
@@ -37,17 +39,17 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
             let box = CallbackBox(storage)
             let cancellation: Cancellation?
             do {
-                cancellation = try body { box($0) }
+                cancellation = try body { box($0.map(_Handover.init)) }
             } catch {
-                storage._bodyThrew(error, Result<Success, Failure>.self)
+                storage._bodyThrew(error, Result<_Handover<Success>, Failure>.self)
                 return
             }
-            storage._bodyReturned(cancellation, Result<Success, Failure>.self)
-            if let timeout { storage._startTimeout(timeout, isolation: isolation, Result<Success, Failure>.self) }
+            storage._bodyReturned(cancellation, Result<_Handover<Success>, Failure>.self)
+            if let timeout { storage._startTimeout(timeout, isolation: isolation, Result<_Handover<Success>, Failure>.self) }
         }
     } onCancel: {
-        storage._interrupt(timedOut: false, Result<Success, Failure>.self)
-    }
+        storage._interrupt(timedOut: false, Result<_Handover<Success>, Failure>.self)
+    }.map(\.value)
 }
 
 /// A value handed over by a legacy completion handler, on its way to the awaiting caller.
@@ -128,8 +130,8 @@ public func withCallback<Success, Failure: Error>(
     @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
 ) async throws -> Success {
     try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
-    ) { done in try body { done($0.map(_Handover.init)) } }.get().value
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
+    ).get()
 }
 
 /// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
@@ -145,8 +147,8 @@ public func withCallback<Success, Failure: Error>(
     _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Void
 ) async throws -> Success {
     try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
-    ) { done in try body { done($0.map(_Handover.init)) }; return nil }.get().value
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { try body($0); return nil }.get()
 }
 
 // MARK: - (T?, Error?) -> Void
@@ -187,8 +189,8 @@ public func withCallback<Success>(
 ) async throws -> Success {
     let site = CallSite(fileID: fileID, line: line)
     return try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
-    ) { done in try body { done(_valueOrError($0, $1, site: site).map(_Handover.init)) } }.get().value
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
 }
 
 /// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T?, Error?)` completion handler into `async`.
@@ -205,8 +207,8 @@ public func withCallback<Success>(
 ) async throws -> Success {
     let site = CallSite(fileID: fileID, line: line)
     return try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
-    ) { done in try body { done(_valueOrError($0, $1, site: site).map(_Handover.init)) }; return nil }.get().value
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
+    ) { done in try body { done(_valueOrError($0, $1, site: site)) }; return nil }.get()
 }
 
 // MARK: - (T) -> Void
@@ -229,9 +231,7 @@ public func withCallback<Success>(
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
         fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<_Handover<Success>, Never>) -> Void) in
-        try body { done(.success(_Handover($0))) }
-    }.get().value
+    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
 }
 
 /// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T) -> Void` completion handler into `async`.
@@ -249,10 +249,10 @@ public func withCallback<Success>(
     try await _withCallbackCore(
         isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
         fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<_Handover<Success>, Never>) -> Void) in
-        try body { done(.success(_Handover($0))) }
+    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in
+        try body { done(.success($0)) }
         return nil
-    }.get().value
+    }.get()
 }
 
 // MARK: - (Error?) -> Void
@@ -340,9 +340,9 @@ public func withCallback(
 @inlinable
 func _lateValue<Success>(
     _ handler: (@Sendable (Success) -> Void)?
-) -> (@Sendable (Result<_Handover<Success>, Never>) -> Void)? {
+) -> (@Sendable (Result<Success, Never>) -> Void)? {
     guard let handler else { return nil }
-    return { result in handler(result.get().value) }
+    return { result in handler(result.get()) }
 }
 
 @inlinable

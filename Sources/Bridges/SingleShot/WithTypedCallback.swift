@@ -33,18 +33,18 @@ public func withTypedCallback<Success, Failure: Error>(
     line: UInt = #line,
     @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Cancellation?
 ) async throws(CallbackFailure<Failure>) -> Success {
-    let result: Result<_Handover<Success>, Failure>
+    let result: Result<Success, Failure>
     do {
         result = try await _withCallbackCore(
-            isolation: isolation, timeout: timeout, onLateResult: _lateHandover(onLateResult), fileID: fileID, line: line
-        ) { done in body { done($0.map(_Handover.init)) } }
+            isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body
+        )
     } catch let error as BridgeError {
         throw .bridge(error)
     } catch {
         throw .cancelled  // the core's only other failure, as the body here cannot throw
     }
     switch result {
-    case .success(let handover): return handover.value
+    case .success(let value): return value
     case .failure(let error): throw .failure(error)
     }
 }
