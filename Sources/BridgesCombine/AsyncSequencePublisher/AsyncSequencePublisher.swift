@@ -87,7 +87,10 @@ extension AsyncSequence where Self: Sendable {
     /// `Never` (where the OS's Swift runtime knows `AsyncSequence.Failure`: macOS 15, iOS 18 and
     /// later, and Linux), the more specific overload gives a publisher that never fails.
     ///
-    /// - Parameter isolation: Where subscribers are called; leave the default (the caller's).
+    /// - Parameters:
+    ///   - isolation: Where subscribers are called; leave the default (the caller's).
+    ///   - fileID: Call site reported with any misuse; leave the default.
+    ///   - line: Call site reported with any misuse; leave the default.
     public func publisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
     ) -> AsyncSequencePublisher<Self, any Error> {
