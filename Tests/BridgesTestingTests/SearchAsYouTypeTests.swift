@@ -1,3 +1,4 @@
+import Bridges
 import BridgesTesting
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         }
 
         func start() -> Task<Void, any Error> {
-            let queries = debounce(searchText, for: .milliseconds(300), clock: clock)
+            let queries = searchText.debounce(for: .milliseconds(300), clock: clock)  // Bridges' debounce
             return Task { [api, results] in
                 for await query in queries {
                     let found = try await withCallback { done in api.call(query, completion: done) }
@@ -143,7 +144,7 @@ import Testing
         let clock = TestClock()
         try await withSerialTasks {
             let text = ProcessingChannel<String>()
-            let queries = debounce(text, for: .milliseconds(300), clock: clock).record()
+            let queries = text.debounce(for: .milliseconds(300), clock: clock).record()
             try await text.send("1")
             await clock.advance(by: .milliseconds(300))
             #expect(try await queries.next() == "1")
