@@ -62,7 +62,7 @@ private actor ObservationReadActor {}
 /// The caller's `read` closure, shared by the iterators of one stream.
 ///
 /// `@unchecked Sendable`: `read` is not `Sendable`, but it is called only from
-/// ``ObservationTracker/readAndTrack(isolation:)``, isolated to the stream's actor: either the
+/// `ObservationTracker/readAndTrack(isolation:)`, isolated to the stream's actor: either the
 /// isolation `observations(of:)` was called in (`#isolation`, where the closure was written and
 /// which it inherits), or, for a nonisolated caller, the stream's private actor, which runs one
 /// read at a time. So no two calls ever overlap, and each runs where the closure may run.

@@ -14,7 +14,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// await queries.collectLatest { query in await search(query) }
     /// ```
     ///
-    /// Built on ``mapLatest(buffering:fileID:line:_:)-(_,_,_,(Element)->Output)``: each action runs
+    /// Built on `mapLatest(_:)`: each action runs
     /// in its own task, off the caller's actor (an isolated closure hops to its actor). Cancelling
     /// the calling task cancels the upstream and the running action. Throws the upstream's failure.
     @inlinable
@@ -26,7 +26,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         for try await _ in mapLatest(fileID: fileID, line: line, action) {}
     }
 
-    /// ``collectLatest(fileID:line:_:)-(_,_,(Element)->Void)`` with an action that throws: its first
+    /// `collectLatest(_:)` with an action that throws: its first
     /// error (from the action of the newest element) ends the loop and is rethrown.
     @inlinable
     public func collectLatest(
@@ -38,7 +38,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     }
 
     /// `collectLatest` on behalf of `owner`, without keeping it alive: composed over
-    /// ``forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)``, so it ends, cancelling the
+    /// `forEach(weak:in:)`, so it ends, cancelling the
     /// running action and tearing the source down, when `owner` is deallocated (with its `bag`).
     ///
     /// Before (leaks the view model, and a stale search can overwrite a newer one):

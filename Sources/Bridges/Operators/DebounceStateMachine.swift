@@ -1,4 +1,4 @@
-/// The decisions of one iteration of ``AsyncSequence/debounce(for:tolerance:clock:buffering:fileID:line:)``:
+/// The decisions of one iteration of `debounce(for:tolerance:clock:)`:
 /// which element is pending, which timer may emit it, and when the stream ends. Pure state under
 /// the operator's lock; the caller cancels timers and delivers after releasing it.
 @usableFromInline

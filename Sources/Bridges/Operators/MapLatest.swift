@@ -36,7 +36,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         }
     }
 
-    /// ``mapLatest(buffering:fileID:line:_:)-(_,_,_,(Element)->Output)``, with a transform that
+    /// `mapLatest(_:)`, with a transform that
     /// throws: the first error of a current transform ends the stream with it. A transform that
     /// throws because it was cancelled by a newer element is not an error: its result is discarded.
     @inlinable
@@ -50,7 +50,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     }
 
     /// The one implementation of `mapLatest`: an upstream loop and one task per transform, on a
-    /// ``CallbackStream``; decisions under one lock (``MapLatestStateMachine``), delivery outside it.
+    /// `CallbackStream`; decisions under one lock (`MapLatestStateMachine`), delivery outside it.
     @usableFromInline
     func _mapLatest<Output: Sendable, F: Error>(
         buffering: BufferingPolicy,

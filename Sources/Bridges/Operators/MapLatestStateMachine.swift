@@ -1,4 +1,4 @@
-/// The decisions of one iteration of ``_mapLatest``: which transform is current, whether its
+/// The decisions of one iteration of `_mapLatest`: which transform is current, whether its
 /// result may still be emitted, and when the stream ends. Pure state under the operator's lock;
 /// the caller acts (cancels tasks, delivers) after releasing it.
 @usableFromInline

@@ -22,7 +22,7 @@ struct Outbox<Element, Failure: Error> {
 
     @usableFromInline init() {}
 
-    /// Queues `event`. Returns `true` when the caller must deliver (call ``take()`` until it
+    /// Queues `event`. Returns `true` when the caller must deliver (call `take()` until it
     /// returns `nil`, outside the lock); `false` when another deliverer will pick it up, or when
     /// the outbox is already closed (then the event is discarded).
     @usableFromInline
