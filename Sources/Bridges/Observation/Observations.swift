@@ -21,7 +21,9 @@ import Observation
 ///   of them schedules one new read on that actor, which runs when the actor is next free, i.e.
 ///   after the synchronous code that made the change (the transaction). Several changes in one
 ///   transaction give one value. Called from nonisolated code, reads run one at a time on a
-///   private actor of this stream; `read` must then capture nothing mutable.
+///   private actor of this stream; `read` must then capture nothing mutable, and since the
+///   mutation then runs elsewhere, a read may run before the change that scheduled it is stored
+///   (the value stays stale until the next change): prefer models isolated to an actor.
 /// - **Buffering**: per `buffering`; `.latest` (the default) keeps the newest value not yet taken,
 ///   `.unbounded` keeps one value per transaction, however slow the consumer.
 /// - **Lifetime**: the stream holds the model weakly (pass it as `model`, and use the closure's
