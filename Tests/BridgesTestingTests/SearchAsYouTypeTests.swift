@@ -131,7 +131,7 @@ import Testing
             for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
             await clock.advance(by: .milliseconds(299))
             #expect(api.invocationCount == 0)
-            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: the earlier ones were cancelled
+            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: later text moved its deadline
 
             search.cancel()
             _ = await search.result

@@ -17,9 +17,10 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - When the upstream finishes, the pending element (if any) is emitted at once, then the
     ///   stream finishes: the last value typed is never lost (as Combine and swift-async-algorithms
     ///   do). When the upstream fails, the pending element is dropped and the stream fails.
-    /// - The upstream is iterated eagerly in a task of its own; each element starts one timer task
-    ///   sleeping on `clock`, and the previous one is cancelled. Leaving the loop, or cancelling the
-    ///   consumer's task, cancels the upstream and the timer: no sleeper is left on the clock.
+    /// - The upstream is iterated eagerly in a task of its own. One timer task per burst sleeps on
+    ///   `clock`: an element arriving meanwhile only moves the deadline (the timer, on waking,
+    ///   sleeps again until it). Leaving the loop, or cancelling the consumer's task, cancels the
+    ///   upstream and the timer: no sleeper is left on the clock.
     /// - `buffering`: the policy of emitted elements the consumer has not taken yet.
     /// - With swift-async-algorithms also imported, its `debounce(for:tolerance:clock:)` has the
     ///   same spelling: the result type chooses (`let s: CallbackStream<…> = …`).
@@ -36,21 +37,35 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> CallbackStream<Element, Failure> {
         precondition(interval >= .zero, "debounce(for:clock:): interval must not be negative, got \(interval)")
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
-            let state = LockedState(DebounceStateMachine<Element, Failure>())
+            let state = LockedState(DebounceStateMachine<Element, Failure, C.Instant>())
             let upstream = Task {
                 var failure: Failure?
                 do {
                     for try await element in self {
                         let deadline = clock.now.advanced(by: interval)
-                        guard let (generation, previous) = state.withLock({ $0.elementArrived(element) }) else { return }
-                        previous?.cancel()
-                        let timer = Task {
-                            do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch { return }
-                            if state.withLock({ $0.timerFired(generation: generation) }) {
-                                _deliver(state, to: sink) { $0.outbox.take() }
+                        switch state.withLock({ $0.elementArrived(element, deadline: deadline) }) {
+                        case .stop:
+                            return
+                        case .none:
+                            continue
+                        case .startTimer:
+                            let timer = Task {
+                                var sleptUntil: C.Instant?
+                                while true {
+                                    switch state.withLock({ $0.timerTick(sleptUntil: sleptUntil) }) {
+                                    case .sleep(let deadline):
+                                        do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch { return }
+                                        sleptUntil = deadline
+                                    case .fired(let mustDeliver):
+                                        if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                                        return
+                                    case .stop:
+                                        return
+                                    }
+                                }
                             }
+                            state.withLock { $0.attach(timer) }?.cancel()
                         }
-                        state.withLock { $0.attach(timer, generation: generation) }?.cancel()
                     }
                 } catch {
                     failure = (error as! Failure)  // the loop rethrows only the upstream's own error

@@ -1,13 +1,16 @@
-/// The decisions of one iteration of `debounce(for:tolerance:clock:)`:
-/// which element is pending, which timer may emit it, and when the stream ends. Pure state under
-/// the operator's lock; the caller cancels timers and delivers after releasing it.
+/// The decisions of one iteration of `debounce(for:tolerance:clock:)`: which element is pending,
+/// until when, and whether the timer task runs. Pure state under the operator's lock; the caller
+/// starts or cancels the timer and delivers after releasing it.
+///
+/// One timer task per burst, not per element: an element arriving while the timer sleeps only
+/// moves the deadline; the timer, on waking, sleeps again until the new deadline, or emits.
 @usableFromInline
-struct DebounceStateMachine<Element, Failure: Error> {
-    /// Bumped for every upstream element; only the timer started for the current one may emit.
-    private var generation = 0
-    /// The newest element, not emitted yet.
-    private var pending: Element?
-    /// The timer of the current generation, once attached.
+struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
+    /// The newest element, not emitted yet, and when it may be.
+    private var pending: (element: Element, deadline: Instant)?
+    /// Whether a timer task is running (sleeping towards `pending`'s deadline, or about to).
+    private var timerRunning = false
+    /// The running timer's task, once attached: cancelled at the end.
     private var timer: Task<Void, Never>?
     /// The consumer went away (teardown ran).
     private var terminated = false
@@ -15,32 +18,59 @@ struct DebounceStateMachine<Element, Failure: Error> {
 
     @usableFromInline init() {}
 
-    /// An upstream element arrived: it replaces the pending one. Returns its generation and the
-    /// previous timer to cancel, or `nil` if the stream is over (the upstream loop stops).
     @usableFromInline
-    mutating func elementArrived(_ element: Element) -> (generation: Int, previousTimer: Task<Void, Never>?)? {
-        guard !terminated, !outbox.isClosed else { return nil }
-        generation += 1
-        pending = element
-        defer { timer = nil }
-        return (generation, timer)
+    enum ArrivalAction {
+        /// The stream is over: the upstream loop stops.
+        case stop
+        /// The running timer will see the new deadline.
+        case none
+        /// Start a timer task sleeping until the deadline.
+        case startTimer
     }
 
-    /// The timer task for `generation` was created. Returns it if it must be cancelled at once.
+    /// An upstream element arrived, to be emitted at `deadline` unless a newer one comes first.
     @usableFromInline
-    mutating func attach(_ task: Task<Void, Never>, generation: Int) -> Task<Void, Never>? {
+    mutating func elementArrived(_ element: Element, deadline: Instant) -> ArrivalAction {
+        guard !terminated, !outbox.isClosed else { return .stop }
+        pending = (element, deadline)
+        if timerRunning { return .none }
+        timerRunning = true
+        return .startTimer
+    }
+
+    /// The timer task was created. Returns it if it must be cancelled at once.
+    @usableFromInline
+    mutating func attach(_ task: Task<Void, Never>) -> Task<Void, Never>? {
         if terminated || outbox.isClosed { return task }
-        if generation == self.generation, pending != nil { timer = task }
+        if timerRunning { timer = task }
         return nil
     }
 
-    /// The timer for `generation` fired. Returns whether the caller must deliver.
     @usableFromInline
-    mutating func timerFired(generation: Int) -> Bool {
-        guard generation == self.generation, !terminated, let element = pending else { return false }
-        pending = nil
-        timer = nil
-        return outbox.post(.element(element))
+    enum TimerAction {
+        /// Sleep until this deadline (at start, or again: a newer element moved it).
+        case sleep(until: Instant)
+        /// The pending element was posted; deliver if `mustDeliver`, then the timer ends.
+        case fired(mustDeliver: Bool)
+        /// Nothing to do any more: the timer ends.
+        case stop
+    }
+
+    /// The timer asks what to do, before its first sleep (`sleptUntil == nil`) and after each.
+    @usableFromInline
+    mutating func timerTick(sleptUntil: Instant?) -> TimerAction {
+        guard !terminated, timerRunning, let (element, deadline) = pending else {
+            timerRunning = false
+            timer = nil
+            return .stop
+        }
+        if let sleptUntil, !(sleptUntil < deadline) {
+            pending = nil
+            timerRunning = false
+            timer = nil
+            return .fired(mustDeliver: outbox.post(.element(element)))
+        }
+        return .sleep(until: deadline)
     }
 
     /// The upstream ended. Normally: the pending element (if any) is emitted now, then the end
@@ -50,10 +80,11 @@ struct DebounceStateMachine<Element, Failure: Error> {
     mutating func upstreamEnded(_ failure: Failure?) -> (mustDeliver: Bool, cancel: Task<Void, Never>?) {
         guard !terminated else { return (false, nil) }
         var mustDeliver = false
-        if failure == nil, let element = pending {
+        if failure == nil, let (element, _) = pending {
             mustDeliver = outbox.post(.element(element))
         }
         pending = nil
+        timerRunning = false
         mustDeliver = outbox.post(.finish(failure)) || mustDeliver
         defer { timer = nil }
         return (mustDeliver, timer)
@@ -64,6 +95,7 @@ struct DebounceStateMachine<Element, Failure: Error> {
     mutating func terminate() -> Task<Void, Never>? {
         terminated = true
         pending = nil
+        timerRunning = false
         defer { timer = nil }
         return timer
     }
