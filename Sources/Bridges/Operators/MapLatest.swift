@@ -14,8 +14,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///
     /// - Cancel-previous, exactly once: when an element arrives, the task running the previous
     ///   element's transform is cancelled, and its result is discarded even if the transform ignores
-    ///   cancellation; no result is emitted after a newer element has arrived (results already
-    ///   decided but not yet taken by the consumer are dropped too, unless already handed over).
+    ///   cancellation; no result is emitted after a newer element has arrived (a result decided
+    ///   but not yet handed to the stream's buffer is dropped too; one already buffered stays).
     /// - The upstream is iterated eagerly in a task of its own (it must be, to see the next element
     ///   while a transform runs); each transform runs in a new task, off the caller's actor.
     /// - Ends when the upstream has finished and the last transform has emitted; an upstream
