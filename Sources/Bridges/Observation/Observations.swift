@@ -38,6 +38,8 @@ import Observation
 ///     isolated to another global actor (plain mutable classes cannot be read from another task).
 ///   - buffering: What happens to values the consumer has not taken yet.
 ///   - isolation: Where `read` runs; leave the default.
+///   - fileID: Call site reported with any misuse; leave the default.
+///   - line: Call site reported with any misuse; leave the default.
 ///   - read: Reads the value from the model; called once per value, in `isolation`.
 @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 public func observations<Model: AnyObject & Observable & Sendable, Value: Sendable>(
