@@ -32,6 +32,7 @@ import Testing
             let (reads, readsContinuation) = AsyncStream.makeStream(of: String.self)
             var readsIterator = reads.makeAsyncIterator()
             let stream = observations(of: model, buffering: .unbounded) { model in
+                MainActor.assertIsolated()                         // read on the model's isolation
                 readsContinuation.yield(model.query)
                 return model.query
             }
