@@ -77,6 +77,7 @@ private final class ObservationRead<Model, Value>: @unchecked Sendable {
 
 /// One iteration's tracking: read with tracking on the actor, yield, and read again after the
 /// next change, until stopped or the model is gone.
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 private final class ObservationTracker<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
     private let model: WeakOwnerBox<Model>
     private let read: ObservationRead<Model, Value>
@@ -100,7 +101,6 @@ private final class ObservationTracker<Model: AnyObject & Sendable, Value: Senda
 
     /// Reads the value with tracking and yields it, on the actor: reads and yields of one
     /// iteration are serialised there, so values leave in the order they were read.
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     private func readAndTrack(isolation: isolated any Actor) {
         guard !stopped.withLock({ $0 }) else { return }
         guard let model = model.object else { return modelGone() }
@@ -131,6 +131,7 @@ private final class ObservationTracker<Model: AnyObject & Sendable, Value: Senda
 
 /// Held by one tracking's `onChange` closure: the registrar releases it after the change fires,
 /// or, without firing, when the model is deallocated, which ends the stream.
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 private final class ChangeSignal<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
     private weak let tracker: ObservationTracker<Model, Value>?
     private let fired = LockedState(false)

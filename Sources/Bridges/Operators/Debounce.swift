@@ -26,6 +26,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   same spelling: the result type chooses (`let s: CallbackStream<…> = …`).
     ///
     /// - Precondition: `interval` is not negative.
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // Clock
     @inlinable
     public func debounce<C: Clock>(
         for interval: C.Duration,

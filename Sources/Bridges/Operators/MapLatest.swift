@@ -31,8 +31,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         line: UInt = #line,
         _ transform: @escaping @Sendable (Element) async -> Output
     ) -> CallbackStream<Output, Failure> {
-        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element throws(Failure) in
-            await transform(element)
+        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element in
+            .success(await transform(element))
         }
     }
 
@@ -46,18 +46,22 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         line: UInt = #line,
         _ transform: @escaping @Sendable (Element) async throws -> Output
     ) -> CallbackStream<Output, any Error> {
-        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }, transform)
+        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element in
+            do { return .success(try await transform(element)) } catch { return .failure(error) }
+        }
     }
 
     /// The one implementation of `mapLatest`: an upstream loop and one task per transform, on a
     /// `CallbackStream`; decisions under one lock (`MapLatestStateMachine`), delivery outside it.
+    /// The transform returns a `Result` rather than throwing a typed error: a typed-throws function
+    /// type needs the macOS 15 / iOS 18 runtime, and this runs back to macOS 10.15 / iOS 13.
     @usableFromInline
     func _mapLatest<Output: Sendable, F: Error>(
         buffering: BufferingPolicy,
         fileID: String,
         line: UInt,
         mapFailure: @escaping @Sendable (Failure) -> F,
-        _ transform: @escaping @Sendable (Element) async throws(F) -> Output
+        _ transform: @escaping @Sendable (Element) async -> Result<Output, F>
     ) -> CallbackStream<Output, F> {
         CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let state = LockedState(MapLatestStateMachine<Output, F>())
@@ -68,8 +72,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         guard let (generation, superseded) = state.withLock({ $0.elementArrived() }) else { return }
                         superseded?.cancel()
                         let task = Task {
-                            let result: Result<Output, F>
-                            do throws(F) { result = .success(try await transform(element)) } catch { result = .failure(error) }
+                            let result = await transform(element)
                             if state.withLock({ $0.transformFinished(generation: generation, result) }) {
                                 _deliver(state, to: sink) { $0.outbox.take() }
                             }
