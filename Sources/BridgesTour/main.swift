@@ -29,6 +29,7 @@ func runTour(_ arguments: [String]) async -> Never {
         combineChapter,
         lifetimesChapter,
         virtualTimeChapter,
+        operatorsChapter,
     ]
 
     if let demonstration = arguments.first, let crash = crashDemonstrations[demonstration] {
