@@ -43,7 +43,7 @@ public final class LeakTracker: Sendable {
 
     /// Records one test failure per tracked object still alive, at the line where it was tracked.
     public func expectAllReleased(fileID: String = #fileID, line: UInt = #line) async {
-        if SerialTestExecutor.isTracking { await SerialTestExecutor.shared.waitUntilIdle() }
+        await settleIfTracked(fileID: fileID, line: line)
         let alive = entries.withLock { $0.filter { $0.object != nil } }
         for entry in alive {
             _reportTestFailure(

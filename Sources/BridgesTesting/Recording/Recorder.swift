@@ -129,7 +129,7 @@ public final class Recorder<Element: Sendable>: Sendable {
     /// Inside ``withSerialTasks(isolation:_:)`` it first waits until tracked tasks are idle.
     /// Outside, it checks what has been delivered when it is called.
     public func expectNoMoreElements(fileID: String = #fileID, line: UInt = #line) async {
-        if SerialTestExecutor.isTracking { await SerialTestExecutor.shared.waitUntilIdle() }
+        await settleIfTracked(fileID: fileID, line: line)
         let pending = pendingElements
         if !pending.isEmpty {
             _reportTestFailure("expected no more elements, but received \(pending)", fileID: fileID, line: line)

@@ -1,0 +1,125 @@
+// Which jobs belong to which `withSerialTasks` scope: the one process-wide piece.
+//
+// Swift's runtime lets a process take over the global executor's enqueue through the exported
+// variable `swift_task_enqueueGlobal_hook` (pointfree's `withMainSerialExecutor` uses it too).
+// BridgesTesting installs the hook once, the first time a scope opens; it stays installed and
+// forwards every job untouched unless it belongs to an open scope. Each scope owns its own
+// serial executor (`ScopeExecutor`), so scopes of tests running in parallel never wait for
+// each other: they share nothing but this table.
+//
+// A job belongs to scope S when
+// 1. its task was attributed to S earlier in the scope (by the runtime's 64-bit task id,
+//    which is never reused, unlike a task's address), or else
+// 2. it is enqueued by code running in S: the enqueuing task carries the task-local
+//    `JobRouter.$scope == S` (inherited by `Task {}`, `async let` and group children), or its
+//    own task id is attributed to S (a `Task.detached` attributed by rule 2 at its creation,
+//    and the tasks it creates in turn). The job's task is then attributed to S (rule 1).
+// A task is created by enqueueing its first job from the creating thread, so every task
+// created by a tracked task (`Task {}`, `Task.detached {}`, children) joins the scope at
+// birth; a tracked task resumed later from any thread (a legacy API's queue resuming its
+// continuation) is recognised by rule 1.
+//
+// Why not a task executor preference (`withTaskExecutorPreference`, SE-0417)? Checked on this
+// toolchain (Swift 6.3): children (`async let`, groups) inherit the preference, but a plain
+// `Task {}` does not, and fire-and-forget `Task {}` is exactly what tests need to settle. The
+// hook with task-local attribution covers both, and works back to the oldest OS versions.
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The runtime's id of a job's task (0 for a job that is not a task). Task ids are 64-bit and
+/// never reused within a process. Exported by the Swift runtime since Swift 5.5.
+@_silgen_name("swift_task_getJobTaskId")
+func _taskID(of job: UnownedJob) -> UInt64
+
+/// The runtime's id of the current task, or nil outside a task.
+func currentTaskID() -> UInt64? {
+    // An `UnsafeCurrentTask` is a pointer to the task, which is a job.
+    withUnsafeCurrentTask { task in task.map { _taskID(of: unsafeBitCast($0, to: UnownedJob.self)) } }
+}
+
+final class JobRouter: Sendable {
+    typealias Original = @convention(thin) (UnownedJob) -> Void
+    typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+
+    static let shared = JobRouter()
+
+    /// The scope the current task runs in (inherited by `Task {}` and child tasks).
+    @TaskLocal static var scope: UInt64?
+
+    private static let hookInstalled: Bool = installHook()
+
+    private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
+        var nextScope: UInt64 = 0
+        var scopes: [UInt64: ScopeExecutor] = [:]
+        /// Task id → the scope it was attributed to. Entries leave with their scope.
+        var tasks: [UInt64: UInt64] = [:]
+    }
+
+    private let state = TestingLocked(State())
+
+    /// The open scope the current task belongs to, if any.
+    static var currentScope: ScopeExecutor? {
+        let taskScope = scope
+        let task = currentTaskID()
+        return shared.state.withLock { state in
+            if let taskScope, let scope = state.scopes[taskScope] { return scope }
+            return task.flatMap { state.tasks[$0] }.flatMap { state.scopes[$0] }
+        }
+    }
+
+    /// Opens a scope and attributes the current task to it. Installs the hook the first time.
+    func openScope() -> ScopeExecutor {
+        _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
+        let task = currentTaskID()
+        return state.withLock { state in
+            state.nextScope += 1
+            let scope = ScopeExecutor(id: state.nextScope, hookInstalled: Self.hookInstalled)
+            state.scopes[scope.id] = scope
+            if let task { state.tasks[task] = scope.id }
+            return scope
+        }
+    }
+
+    /// Closes a scope: from now on its tasks' jobs go to the global executor. Jobs already
+    /// queued on the scope's executor still run there.
+    func close(_ scope: ScopeExecutor) {
+        state.withLock { state in
+            state.scopes[scope.id] = nil
+            state.tasks = state.tasks.filter { $0.value != scope.id }
+        }
+    }
+
+    private func route(_ job: UnownedJob, _ original: Original) {
+        let enqueuerScope = Self.scope
+        let enqueuer = currentTaskID()
+        let jobTask = _taskID(of: job)
+        let scope = state.withLock { state -> ScopeExecutor? in
+            guard !state.scopes.isEmpty else { return nil }
+            if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
+            let id = enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
+                ?? enqueuer.flatMap { state.tasks[$0] }
+            guard let id, let scope = state.scopes[id] else { return nil }
+            if jobTask != 0 { state.tasks[jobTask] = id }
+            return scope
+        }
+        if let scope { scope.enqueue(job, taskID: jobTask, original: original) } else { original(job) }
+    }
+
+    private static func installHook() -> Bool {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
+            _reportTestFailure(
+                "BridgesTesting could not find swift_task_enqueueGlobal_hook in this Swift runtime; runUntilIdle() cannot see tasks",
+                fileID: #fileID, line: #line
+            )
+            return false
+        }
+        let hook = symbol.assumingMemoryBound(to: Hook?.self)
+        hook.pointee = { job, original in JobRouter.shared.route(job, original) }
+        return true
+    }
+}
