@@ -6,11 +6,14 @@
 // Scopes of tests that run in parallel each have their own executor: they run side by side
 // and never wait for each other.
 //
-// Never a hang: every wait here has a deadline of real time (a safety net, never a way to
-// wait for work). When it passes, the waiter is told why the scope did not settle; if a job has
-// been running all along (it blocks its thread on something), the scope is *released*: its
-// queued jobs, and all later ones, go to the global executor, so the blocked job's partner can
-// run and the test can end with a failure instead of hanging.
+// Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
+// for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
+// looks at the executor every quarter of the bound: a job that has been running for longer
+// than the bound while other jobs wait behind it blocks its thread (a semaphore, a lock,
+// `DispatchQueue.sync`), most likely waiting for one of them. The watchdog then *releases* the
+// scope: its queued jobs, and all later ones, go to the global executor, so the blocked job's
+// partner can run and the test ends with a failure (reported on the test's own task by the
+// next `runUntilIdle` or by the end of the scope) instead of hanging.
 import Dispatch
 
 final class ScopeExecutor: SerialExecutor, Sendable {
@@ -38,6 +41,8 @@ final class ScopeExecutor: SerialExecutor, Sendable {
         var recentTasks: [UInt64] = []
         var ignored: [UInt64: Int] = [:]
         var waiters: [OneShot<Outcome>] = []
+        /// Found by the watchdog; reported on the test's task by the next settle or the scope's end.
+        var failures: [String] = []
 
         var queuedCount: Int { jobs.count - head }
         var pending: Int { queuedCount + (running == nil ? 0 : 1) }
@@ -59,16 +64,68 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     let id: UInt64
+    /// Tasks with a greater id were created after this scope opened.
+    let watermark: UInt64
     let hookInstalled: Bool
+    /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
+    /// executor while others wait behind it.
+    let bound: Double
     private let state = TestingLocked(State())
     private let queue: DispatchQueue
+    private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    init(id: UInt64, hookInstalled: Bool) {
+    init(id: UInt64, watermark: UInt64, bound: Double, hookInstalled: Bool) {
         self.id = id
+        self.watermark = watermark
+        self.bound = bound
         self.hookInstalled = hookInstalled
         queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
         queue.setSpecific(key: Self.key, value: id)
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        watchdog = Watchdog(timer: timer)
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(bound * 250)))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in self?.watch() }
+        timer.resume()
+    }
+
+    /// A DispatchSource may be cancelled from any thread (libdispatch synchronises it).
+    private struct Watchdog: @unchecked Sendable {
+        let timer: any DispatchSourceTimer
+    }
+
+    /// The scope ended: no more watching.
+    func stop() { watchdog.timer.cancel() }
+
+    /// Failures the watchdog found since the last call.
+    func takeFailures() -> [String] {
+        state.withLock { state in
+            defer { state.failures = [] }
+            return state.failures
+        }
+    }
+
+    private func watch() {
+        let handOver = state.withLock { state -> [Queued] in
+            guard !state.released, let running = state.running, state.queuedCount > 0,
+                  Self.seconds(since: running.since) > bound else { return [] }
+            state.released = true
+            var handOver: [Queued] = []
+            while let queued = state.popFirst() { handOver.append(queued) }
+            state.failures.append(
+                "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
+                    + "while \(handOver.count) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
+                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+            )
+            return handOver
+        }
+        for queued in handOver { Self.runElsewhere(queued, on: self) }
+    }
+
+    private static func seconds(since time: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - min(time.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
     }
 
     /// Whether the calling code runs as one of this scope's jobs.
@@ -105,7 +162,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
         let waiters = state.withLock { state -> [OneShot<Outcome>] in
             state.running = nil
             state.ran += 1
-            state.recentTasks.append(next.taskID)
+            if next.taskID != 0 { state.recentTasks.append(next.taskID) }
             if state.recentTasks.count > 4 { state.recentTasks.removeFirst() }
             return state.takeWaitersIfIdle()
         }
@@ -175,35 +232,18 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     private func timeOut(_ waiter: OneShot<Outcome>, ranBefore: Int) {
-        let (message, handOver) = state.withLock { state -> (String?, [Queued]) in
-            guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return (nil, []) }
+        let message = state.withLock { state -> String? in
+            guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return nil }
             state.waiters.remove(at: index)
+            if let running = state.running, Self.seconds(since: running.since) > bound / 2 {
+                return "runUntilIdle() gave up: a job of task #\(running.taskID) has been running for \(Int(Self.seconds(since: running.since))) s without returning. "
+                    + "It blocks its thread (a semaphore, a lock, DispatchQueue.sync) on something that does not happen: work on a thread or a Dispatch queue is not tracked."
+            }
             let tasks = state.recentTasks.map { "#\($0)" }.joined(separator: ", ")
-            if let running = state.running, running.since.uptimeNanoseconds < DispatchTime.now().uptimeNanoseconds - 1_000_000_000 {
-                // A job that does not return: release the scope so that nothing waits behind it.
-                state.released = true
-                var handOver: [Queued] = []
-                while let queued = state.popFirst() { handOver.append(queued) }
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - running.since.uptimeNanoseconds) / 1e9
-                return (
-                    "runUntilIdle() gave up: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(seconds)) s without returning. "
-                        + "It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join) waiting for something that cannot happen while it holds the turn: "
-                        + "the tasks of a withSerialTasks scope take turns on one serial executor. From now on this scope no longer serialises "
-                        + "(\(handOver.count) queued job(s) handed to the global executor), so the test can end.",
-                    handOver
-                )
-            }
-            if state.pending > 0 || state.ran > ranBefore {
-                return (
-                    "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
-                        + "A tracked task keeps itself runnable, e.g. polling with Task.yield() for work it cannot see finish: work on a thread or a Dispatch queue, "
-                        + "or a task created outside the scope, is not tracked.",
-                    []
-                )
-            }
-            return ("runUntilIdle() gave up: the scope was idle but its check did not run (\(tasks))", [])
+            return "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
+                + "A tracked task keeps itself runnable, e.g. polling with Task.yield() for work it cannot see finish: work on a thread or a Dispatch queue, "
+                + "or a task created outside the scope, is not tracked."
         }
-        for queued in handOver { Self.runElsewhere(queued, on: self) }
         if let message { waiter.resume(.timedOut(message)) }
     }
 
@@ -216,12 +256,14 @@ final class ScopeExecutor: SerialExecutor, Sendable {
         return .idle
     }
 
-    /// Suspends until everything queued on the main queue before this call has run, or until
-    /// `deadline` (then returns false).
+    /// Suspends until everything queued on the main actor before this call has run, or until
+    /// `deadline` (then returns false). The marker is a main-actor job of the lowest priority,
+    /// so that the main executor runs every job queued before it first, whether it orders its
+    /// jobs by arrival or by priority.
     static func mainRound(deadline: DispatchTime) async -> Bool {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
             let waiter = OneShot(continuation)
-            DispatchQueue.main.async { @Sendable in waiter.resume(true) }
+            Task.detached(priority: .background) { @MainActor in waiter.resume(true) }
             DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.resume(false) }
         }
     }

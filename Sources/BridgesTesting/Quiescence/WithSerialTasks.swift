@@ -56,16 +56,41 @@ import Dispatch
 ///   - Nested scopes share the outer scope.
 public func withSerialTasks<R>(
     isolation: isolated (any Actor)? = #isolation,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ operation: () async throws -> R
+) async rethrows -> R {
+    try await withSerialTasks(isolation: isolation, bound: defaultBound, fileID: fileID, line: line, operation)
+}
+
+/// ``withSerialTasks(isolation:fileID:line:_:)`` with your own bound of real time for
+/// ``runUntilIdle(fileID:line:)`` and for a job that blocks the scope's executor (30 s by default).
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+public func withSerialTasks<R>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: Duration,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ operation: () async throws -> R
+) async rethrows -> R {
+    try await withSerialTasks(isolation: isolation, bound: seconds(timeout), fileID: fileID, line: line, operation)
+}
+
+private func withSerialTasks<R>(
+    isolation: isolated (any Actor)?,
+    bound: Double,
+    fileID: String,
+    line: UInt,
     _ operation: () async throws -> R
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
     if JobRouter.currentScope != nil { return try await operation() }  // nested: the outer scope tracks it
-    let scope = JobRouter.shared.openScope()
+    let scope = await JobRouter.shared.openScope(bound: bound)
     defer { JobRouter.shared.close(scope) }
     return try await JobRouter.$scope.withValue(
         scope.id,
         operation: {
-            let deadline = DispatchTime.now() + defaultBound
+            let deadline = DispatchTime.now() + bound
             let outcome: ScopeExecutor.Outcome
             if isolation == nil {
                 // Hop onto the scope's queue, so that from here on this task takes turns with
@@ -75,11 +100,18 @@ public func withSerialTasks<R>(
                 // An actor-isolated test keeps running on its actor; it only starts from idle.
                 outcome = await scope.waitUntilIdle(deadline: deadline)
             }
-            if case .timedOut(let message) = outcome { _reportTestFailure(message, fileID: #fileID, line: #line) }
+            if case .timedOut(let message) = outcome { _reportTestFailure(message, fileID: fileID, line: line) }
+            defer { for failure in scope.takeFailures() { _reportTestFailure(failure, fileID: fileID, line: line) } }
             return try await operation()
         },
         isolation: isolation
     )
+}
+
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+private func seconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) + Double(attoseconds) / 1e18
 }
 
 /// The default bound of ``runUntilIdle(fileID:line:)``, in seconds of real time.
@@ -96,7 +128,7 @@ let defaultBound: Double = 30
 /// If the work has not settled after 30 s of real time, it records a failure that says what it
 /// was waiting for, and returns.
 public func runUntilIdle(fileID: String = #fileID, line: UInt = #line) async {
-    await runUntilIdle(seconds: defaultBound, fileID: fileID, line: line)
+    await runUntilIdle(seconds: nil, fileID: fileID, line: line)
 }
 
 /// ``runUntilIdle(fileID:line:)`` with your own bound of real time.
@@ -107,11 +139,10 @@ public func runUntilIdle(fileID: String = #fileID, line: UInt = #line) async {
 /// polling loop waiting for untracked work), or a main actor that does not run.
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 public func runUntilIdle(timeout: Duration, fileID: String = #fileID, line: UInt = #line) async {
-    let (seconds, attoseconds) = timeout.components
-    await runUntilIdle(seconds: Double(seconds) + Double(attoseconds) / 1e18, fileID: fileID, line: line)
+    await runUntilIdle(seconds: seconds(timeout), fileID: fileID, line: line)
 }
 
-func runUntilIdle(seconds: Double, fileID: String, line: UInt) async {
+func runUntilIdle(seconds: Double?, fileID: String, line: UInt) async {
     guard let scope = JobRouter.currentScope else {
         _reportTestFailure(
             "runUntilIdle() needs withSerialTasks { … } around the test: without it no task is tracked",
@@ -119,28 +150,34 @@ func runUntilIdle(seconds: Double, fileID: String, line: UInt) async {
         )
         return
     }
-    if let failure = await scope.settle(deadline: .now() + seconds) {
+    for failure in await scope.settle(deadline: .now() + (seconds ?? scope.bound)) {
         _reportTestFailure(failure, fileID: fileID, line: line)
     }
 }
 
 extension ScopeExecutor {
-    /// Waits until the scope is idle and two rounds through the main queue in a row saw no job
-    /// of the scope run. Returns a failure message if `deadline` passed first.
-    func settle(deadline: DispatchTime) async -> String? {
+    /// Waits until the scope is idle and two rounds through the main actor in a row saw no job
+    /// of the scope run. Returns the failures to report: the watchdog's, and a message if
+    /// `deadline` passed first.
+    func settle(deadline: DispatchTime) async -> [String] {
         let me = currentTaskID()
         ignore(me)
         defer { unignore(me) }
         var quietRounds = 0
         while quietRounds < 2 {
-            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return message }
+            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return takeFailures() + [message] }
             let mark = routedCount
+            let hops = JobRouter.shared.mainHops
+            let hopMark = hops.done
             guard await Self.mainRound(deadline: deadline) else {
-                return "runUntilIdle() gave up: the main queue did not run a marker in time; something blocks the main thread"
+                return takeFailures() + ["runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread"]
             }
-            quietRounds = routedCount == mark ? quietRounds + 1 : 0
+            guard await hops.waitUntilNoneInFlight(deadline: deadline) else {
+                return takeFailures() + ["runUntilIdle() gave up: a task that left the main actor did not finish its step in time"]
+            }
+            quietRounds = routedCount == mark && hops.done == hopMark ? quietRounds + 1 : 0
         }
-        return nil
+        return takeFailures()
     }
 }
 
@@ -149,7 +186,7 @@ extension ScopeExecutor {
 /// LeakTracker).
 func settleIfTracked(fileID: String, line: UInt) async {
     guard let scope = JobRouter.currentScope else { return }
-    if let failure = await scope.settle(deadline: .now() + defaultBound) {
+    for failure in await scope.settle(deadline: .now() + scope.bound) {
         _reportTestFailure(failure, fileID: fileID, line: line)
     }
 }
