@@ -28,7 +28,7 @@
 ///   4 s at once fires a 1 s interval timer 4 times, each seeing its own `now`, exactly as four
 ///   1 s steps do;
 /// - `advance` does not wake the next sleeper until the woken task has returned from `sleep`
-///   (a handshake, not a yield loop). Inside ``withSerialTasks(isolation:_:)`` it also waits,
+///   (a handshake, not a yield loop). Inside ``withSerialTasks(isolation:fileID:line:_:)`` it also waits,
 ///   before each wake and after it, until every tracked task is idle: then the woken task has
 ///   slept again, finished, or is waiting on something else, and work it started has run.
 ///   Without `withSerialTasks`, what the woken task does after `sleep` returns races with the
@@ -199,7 +199,7 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
 
     /// Records a test failure if any task still sleeps on this clock: call it at the end of a
     /// test, so that a timer the code forgot to cancel (or a sleep the test forgot to reach) is
-    /// noticed. Inside ``withSerialTasks(isolation:_:)`` it first waits until tracked tasks are idle.
+    /// noticed. Inside ``withSerialTasks(isolation:fileID:line:_:)`` it first waits until tracked tasks are idle.
     public func expectNoPendingSleepers(fileID: String = #fileID, line: UInt = #line) async {
         await settle(fileID: fileID, line: line)
         let pending = pendingSleepers

@@ -8,7 +8,7 @@
 /// }   // fails: "LoginViewModel (tracked at LoginTests.swift:12) is still alive"
 /// ```
 ///
-/// Inside ``withSerialTasks(isolation:_:)`` the check first waits until tracked tasks are idle,
+/// Inside ``withSerialTasks(isolation:fileID:line:_:)`` the check first waits until tracked tasks are idle,
 /// so an object released by a task that is finishing (a stream's teardown, a weak-owner task
 /// noticing its owner is gone) is given that chance deterministically. Outside it, the check
 /// looks once, when it runs: await whatever releases the object (a teardown, a task's value)

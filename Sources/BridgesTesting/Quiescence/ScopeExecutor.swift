@@ -240,6 +240,9 @@ final class ScopeExecutor: SerialExecutor, Sendable {
                     + "It blocks its thread (a semaphore, a lock, DispatchQueue.sync) on something that does not happen: work on a thread or a Dispatch queue is not tracked."
             }
             let tasks = state.recentTasks.map { "#\($0)" }.joined(separator: ", ")
+            if state.ran == ranBefore && state.running == nil {
+                return "runUntilIdle() gave up: \(state.queuedCount) job(s) are queued on this test's serial executor and none ran while it waited: no thread was free to run them (an overloaded machine, or threads blocked elsewhere)."
+            }
             return "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
                 + "A tracked task keeps itself runnable, e.g. polling with Task.yield() for work it cannot see finish: work on a thread or a Dispatch queue, "
                 + "or a task created outside the scope, is not tracked."

@@ -37,19 +37,25 @@ import Dispatch
 ///     through the main queue in a row saw no tracked job run. Each tracked task has finished
 ///     or is suspended waiting for something no tracked task will do next.
 ///   - **The main actor**: jobs on the main actor run on the main actor as always (the scope
-///     does not serialise them with its own), and `runUntilIdle` drains them by rounds through
-///     the main queue, so a `@MainActor` view model's `Task {}` has run up to its next
-///     suspension. The runtime offers no hook on main-actor enqueues (Swift 6.3 does not call
-///     `swift_task_enqueueMainExecutor_hook`), so a main-actor task that hops main → main
-///     more than twice in a row without any tracked job in between is not waited for.
-///   - **Not covered**: code on threads and Dispatch queues of its own, tasks created there,
-///     actors with custom executors, task executor preferences, and real-time `Task.sleep`
-///     (not runnable, so it does not delay idleness). `runUntilIdle()` does not wait for them.
+///     does not serialise them with its own). The runtime offers no hook on main-actor enqueues
+///     (Swift 6.3 does not call `swift_task_enqueueMainExecutor_hook`), so `runUntilIdle`
+///     drains the main actor by rounds (a lowest-priority main-actor job as a marker) and counts
+///     the jobs that leave the main actor (enqueued from the main queue with no current task),
+///     until two rounds in a row saw nothing of the scope run: a `@MainActor` view model's
+///     `Task {}` has run up to its next suspension. A main-actor task that hops main → main
+///     more than twice in a row without any other job in between is not waited for.
+///   - **Not covered**: code on threads and Dispatch queues of its own, tasks created there or
+///     before the scope, actors with custom executors, task executor preferences, and real-time
+///     `Task.sleep` (not runnable, so it does not delay idleness). `runUntilIdle()` does not
+///     wait for them. A task created before the scope is not pulled in when tracked code
+///     resumes it: start the code under test inside the scope.
 ///   - **Never a hang**: `runUntilIdle` waits at most a bound of real time (30 s by default,
-///     see ``runUntilIdle(timeout:fileID:line:)``), then records a failure saying what it was
-///     waiting for. A tracked task that blocks its thread waiting for another tracked task
-///     (a semaphore, `DispatchQueue.sync`) would deadlock a serial executor: after the bound the
-///     scope stops serialising and hands its queued jobs to the global executor.
+///     `withSerialTasks(timeout:)`, ``runUntilIdle(timeout:fileID:line:)``), then records a
+///     failure saying what it was waiting for. A tracked task that blocks its thread waiting for
+///     another tracked task (a semaphore, `DispatchQueue.sync`) would deadlock a serial executor:
+///     a watchdog notices a job that has run longer than the bound with others queued behind
+///     it, records a failure, and the scope stops serialising (its queued jobs go to the global
+///     executor), so the test ends.
 ///   - The hook into the runtime (`swift_task_enqueueGlobal_hook`) is process-wide, installed
 ///     once and inert for tasks outside scopes. pointfree's `withMainSerialExecutor` uses the
 ///     same variable: do not combine the two.
@@ -117,13 +123,13 @@ private func seconds(_ duration: Duration) -> Double {
 /// The default bound of ``runUntilIdle(fileID:line:)``, in seconds of real time.
 let defaultBound: Double = 30
 
-/// Waits until no task tracked by ``withSerialTasks(isolation:_:)`` can run: every job queued
+/// Waits until no task tracked by ``withSerialTasks(isolation:fileID:line:_:)`` can run: every job queued
 /// for them has run, including the jobs those jobs queued in turn, and the main actor has run
 /// what they queued there.
 ///
 /// On return, each tracked task has either finished or is suspended waiting for something that
 /// no tracked task will do next (a continuation a legacy API holds, a channel nobody sends to,
-/// a ``TestClock`` sleep that needs `advance`). See ``withSerialTasks(isolation:_:)`` for what is
+/// a ``TestClock`` sleep that needs `advance`). See ``withSerialTasks(isolation:fileID:line:_:)`` for what is
 /// not covered. Called outside `withSerialTasks`, it records a test failure and returns at once.
 /// If the work has not settled after 30 s of real time, it records a failure that says what it
 /// was waiting for, and returns.
@@ -181,7 +187,7 @@ extension ScopeExecutor {
     }
 }
 
-/// Inside a ``withSerialTasks(isolation:_:)`` scope, what ``runUntilIdle(fileID:line:)`` does;
+/// Inside a ``withSerialTasks(isolation:fileID:line:_:)`` scope, what ``runUntilIdle(fileID:line:)`` does;
 /// outside one, nothing. Used by helpers that settle before they look (TestClock, Recorder,
 /// LeakTracker).
 func settleIfTracked(fileID: String, line: UInt) async {
