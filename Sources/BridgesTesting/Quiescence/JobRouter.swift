@@ -23,6 +23,15 @@
 // birth; a tracked task resumed later from any thread (a legacy API's queue resuming its
 // continuation) is recognised by rule 1.
 //
+// The main actor. Its jobs never pass this hook (Swift 6.3 enqueues them on the main executor
+// directly, and does not call `swift_task_enqueueMainExecutor_hook`), and a task created on
+// the main actor is never seen at birth. What is seen: a job leaving the main actor (a
+// main-actor task calling nonisolated code or a default actor) is enqueued here from the main
+// queue with no current task, so nothing says whose it is. While any scope is open such jobs
+// are run here and counted (`MainHops`), and every scope's `runUntilIdle` waits for them; once
+// the task runs, what it enqueues carries its task-locals and joins its scope. `runUntilIdle`
+// also sends marker jobs through the main actor (see `ScopeExecutor.mainRound`).
+//
 // Why not a task executor preference (`withTaskExecutorPreference`, SE-0417)? Checked on this
 // toolchain (Swift 6.3): children (`async let`, groups) inherit the preference, but a plain
 // `Task {}` does not, and fire-and-forget `Task {}` is exactly what tests need to settle. The
@@ -106,8 +115,10 @@ final class JobRouter: Sendable {
         let enqueuerScope = Self.scope
         let enqueuer = currentTaskID()
         let jobTask = _taskID(of: job)
+        var anyOpen = false
         let scope = state.withLock { state -> ScopeExecutor? in
             guard !state.scopes.isEmpty else { return nil }
+            anyOpen = true
             if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
             let id = enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
                 ?? enqueuer.flatMap { state.tasks[$0] }
@@ -117,7 +128,7 @@ final class JobRouter: Sendable {
         }
         if let scope {
             scope.enqueue(job, taskID: jobTask, original: original)
-        } else if enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin() {
+        } else if anyOpen, enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin() {
             // A task leaving the main actor (or a default actor it calls, scheduled to run): the
             // runtime enqueues it with no current task, so
             // nothing says whose it is (a task created on the main actor never passed this
