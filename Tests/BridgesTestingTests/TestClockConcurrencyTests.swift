@@ -7,15 +7,17 @@ import Testing
 
     /// Two tasks advance by 5 s each, at the same time, on real threads: the advances take turns,
     /// so time ends at 10 s (not 5 s, as when both computed their target from the same `now`),
-    /// and the ten sleepers wake once each, in deadline order, each seeing its own `now`.
+    /// and the ten sleepers wake once each. (Outside `withSerialTasks`, what a woken task does
+    /// after `sleep` returns races with the next wake-up, so only who woke is asserted here; the
+    /// scoped test below asserts order and `now`.)
     @Test func advance_fromTwoTasksAtOnce_takesTurns() async {
         for _ in 0..<100 {
             let clock = TestClock()
-            let log = Log<String>()
+            let log = Log<Int>()
             let sleepers = (1...10).map { second in
                 Task {
                     try await clock.sleep(until: TestClock.Instant(offset: .seconds(second)))
-                    log.append("\(second)@\(clock.now.offset)")
+                    log.append(second)
                 }
             }
             await clock.waitForSleepers(10)
@@ -24,8 +26,7 @@ import Testing
             _ = await (first, second)
             #expect(clock.now == TestClock.Instant(offset: .seconds(10)))
             for sleeper in sleepers { #expect(await sleeper.result.isSuccess) }
-            #expect(log.values.count == 10)
-            #expect(Set(log.values) == Set((1...10).map { "\($0)@\($0).0 seconds" }))
+            #expect(log.values.sorted() == Array(1...10))
             #expect(clock.pendingSleepers.isEmpty)
         }
     }
