@@ -16,7 +16,7 @@
 ///   iterator is released). It throws `CancellationError` if the sending task is cancelled first.
 /// - ``finish()`` ends the sequence: consumers take the elements already sent, then get `nil`.
 ///   Sending after `finish()` returns at once, drops the element and reports
-///   ``BridgeDiagnostic/Kind/yieldAfterFinish`` through ``Diagnostics``.
+///   `BridgeDiagnostic.Kind.yieldAfterFinish` through `Diagnostics`.
 /// - A consumer whose task is cancelled while waiting gets `nil`.
 public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable {
     private let state = TestingLocked(ProcessingChannelState<Element>())

@@ -22,18 +22,27 @@
 /// ```
 ///
 /// How sleepers wake:
-/// - in deadline order; sleepers with equal deadlines in the order they started sleeping;
+/// - in deadline order; sleepers with equal deadlines first-in-first-out: in the order their
+///   `sleep` calls registered with the clock (under its lock), which is the order they suspended;
 /// - one at a time, with `now` equal to that sleeper's deadline while it runs, so advancing
 ///   4 s at once fires a 1 s interval timer 4 times, each seeing its own `now`, exactly as four
 ///   1 s steps do;
 /// - `advance` does not wake the next sleeper until the woken task has returned from `sleep`
-///   (a handshake, not a yield loop). Inside ``withSerialTasks(isolation:_:)`` it also waits,
+///   (a handshake, not a yield loop). Inside ``withSerialTasks(isolation:fileID:line:_:)`` it also waits,
 ///   before each wake and after it, until every tracked task is idle: then the woken task has
 ///   slept again, finished, or is waiting on something else, and work it started has run.
 ///   Without `withSerialTasks`, what the woken task does after `sleep` returns races with the
 ///   test; that is the one case this clock cannot make deterministic on its own.
 /// - a cancelled sleeper throws `CancellationError` at once, from the cancelling thread, and
 ///   leaves the clock.
+///
+/// Advancing from several tasks at once: `advance` and `run` take turns, first come first
+/// served; each runs to its end (all its wake-ups and handshakes) before the next starts, and
+/// `advance(by:)` counts from `now` when its turn comes. An advancer whose task is cancelled
+/// while it waits for its turn returns without advancing; one cancelled while advancing
+/// finishes the wake-up in progress (its handshake included), then stops with `now` at that
+/// sleeper's deadline. Either way the clock is consistent: no sleeper is due at or before
+/// `now`, and the next advancer gets the turn.
 ///
 /// Sleeps whose deadline is not after `now` return at once. The clock is `Sendable` and
 /// lock-based; any task may sleep on it and any task may advance it.
@@ -91,38 +100,33 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
         state.withLock { $0.forget(id) }
     }
 
-    /// Moves time forward by `duration`, waking every sleeper whose deadline falls within it,
-    /// one at a time, in order. See the type's documentation for what "waking" waits for.
+    /// Moves time forward by `duration` from `now` at the moment this advance gets its turn,
+    /// waking every sleeper whose deadline falls within it, one at a time, in order. See the
+    /// type's documentation for what "waking" waits for, and for concurrent and cancelled calls.
     public func advance(by duration: Duration = .zero, fileID: String = #fileID, line: UInt = #line) async {
-        await advance(to: now.advanced(by: duration), fileID: fileID, line: line)
+        guard await takeTurn() else { return }
+        await advanceHoldingTurn(to: now.advanced(by: duration), fileID: fileID, line: line)
+        releaseTurn()
     }
 
     /// Moves time forward to `deadline`, waking every sleeper due by then, one at a time, in order.
     public func advance(to deadline: Instant, fileID: String = #fileID, line: UInt = #line) async {
-        let start = now
-        if deadline < start {
-            _reportTestFailure(
-                "TestClock.advance(to: \(deadline)) would move time backwards from \(start); time stays at \(start)",
-                fileID: fileID, line: line
-            )
-            return
-        }
-        await settle()
-        while let sleeper = state.withLock({ $0.popDue(upTo: deadline.offset) }) {
-            sleeper.continuation.resume()
-            await sleeper.woke.wait()
-            await settle()
-        }
+        guard await takeTurn() else { return }
+        await advanceHoldingTurn(to: deadline, fileID: fileID, line: line)
+        releaseTurn()
     }
 
     /// Advances to each next deadline until no task sleeps on this clock.
     ///
     /// A timer that always sleeps again would make this run forever: after `runLimit` wake-ups
-    /// it records a test failure and returns.
+    /// it records a test failure and returns. Holds the turn for the whole run (no other
+    /// `advance` interleaves); stops after the wake-up in progress if its task is cancelled.
     public func run(fileID: String = #fileID, line: UInt = #line) async {
-        await settle()
+        guard await takeTurn() else { return }
+        defer { releaseTurn() }
+        await settle(fileID: fileID, line: line)
         var wakeUps = 0
-        while let next = state.withLock({ $0.sleepers.first?.deadline }) {
+        while !Task.isCancelled, let next = state.withLock({ $0.sleepers.first?.deadline }) {
             if wakeUps == runLimit {
                 _reportTestFailure(
                     "TestClock.run() woke \(runLimit) sleepers and tasks still sleep (a repeating timer?); stopped at \(now) with sleepers at \(pendingSleepers)",
@@ -131,8 +135,52 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
                 return
             }
             wakeUps += 1
-            await advance(to: Instant(offset: next), fileID: fileID, line: line)
+            await advanceHoldingTurn(to: Instant(offset: next), fileID: fileID, line: line)
         }
+    }
+
+    private func advanceHoldingTurn(to deadline: Instant, fileID: String, line: UInt) async {
+        let start = now
+        if deadline < start {
+            _reportTestFailure(
+                "TestClock.advance(to: \(deadline)) would move time backwards from \(start); time stays at \(start)",
+                fileID: fileID, line: line
+            )
+            return
+        }
+        await settle(fileID: fileID, line: line)
+        // Cancelled: stop between wake-ups. `now` stays at the last woken sleeper's deadline,
+        // so every sleeper left is still due after `now`, as if the advance had been shorter.
+        while !Task.isCancelled, let sleeper = state.withLock({ $0.popDue(upTo: deadline.offset) }) {
+            sleeper.continuation.resume()
+            // The handshake completes even if this task is cancelled meanwhile: skipping it
+            // would let the next wake-up overtake the task just woken.
+            await sleeper.woke.waitIgnoringCancellation()
+            await settle(fileID: fileID, line: line)
+        }
+    }
+
+    /// Waits for this advancer's turn, first come first served. Returns false, having done
+    /// nothing, if the task is cancelled while it waits (or before).
+    private func takeTurn() async -> Bool {
+        if Task.isCancelled { return false }
+        let id = state.withLock { $0.makeID() }
+        defer { state.withLock { $0.forgetTurnRequest(id) } }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+                switch state.withLock({ $0.requestTurn(id, continuation) }) {
+                case .go: continuation.resume(returning: true)
+                case .cancelled: continuation.resume(returning: false)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelTurnRequest(id) }?.resume(returning: false)
+        }
+    }
+
+    private func releaseTurn() {
+        state.withLock { $0.releaseTurn() }?.resume(returning: true)
     }
 
     /// Waits until at least `count` tasks sleep on this clock: a deterministic way to know that
@@ -151,9 +199,9 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
 
     /// Records a test failure if any task still sleeps on this clock: call it at the end of a
     /// test, so that a timer the code forgot to cancel (or a sleep the test forgot to reach) is
-    /// noticed. Inside ``withSerialTasks(isolation:_:)`` it first waits until tracked tasks are idle.
+    /// noticed. Inside ``withSerialTasks(isolation:fileID:line:_:)`` it first waits until tracked tasks are idle.
     public func expectNoPendingSleepers(fileID: String = #fileID, line: UInt = #line) async {
-        await settle()
+        await settle(fileID: fileID, line: line)
         let pending = pendingSleepers
         if !pending.isEmpty {
             _reportTestFailure(
@@ -163,8 +211,8 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
         }
     }
 
-    private func settle() async {
-        if SerialTestExecutor.isTracking { await SerialTestExecutor.shared.waitUntilIdle() }
+    private func settle(fileID: String, line: UInt) async {
+        await settleIfTracked(fileID: fileID, line: line)
     }
 }
 

@@ -1,5 +1,8 @@
-/// The pure state of a ``TestClock``: virtual now and the sleepers, kept sorted by deadline
-/// and, for equal deadlines, by the order in which they started sleeping.
+/// The pure state of a ``TestClock``: virtual now, the sleepers, and whose turn it is to advance.
+///
+/// Invariants: every registered sleeper's deadline is after `now` (a sleeper is popped before
+/// `now` reaches its deadline, and `now` never moves past a sleeper still registered); at most
+/// one advancer holds the turn (`isAdvancing`), the others wait in FIFO order.
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 struct TestClockState {
     struct Sleeper {
@@ -12,8 +15,18 @@ struct TestClockState {
 
     private(set) var now: Duration
     private var nextID: UInt64 = 0
-    /// Sorted by (deadline, id): ids grow in scheduling order, so equal deadlines stay FIFO.
+    /// Sorted by deadline; sleepers with equal deadlines stay in the order in which they
+    /// registered here (`sleep(_:)` inserts after every sleeper with the same deadline), so they
+    /// wake first-in-first-out. That is registration order, under the clock's lock, not `id`
+    /// order: ids are taken before a sleeper registers, and two tasks racing to sleep may
+    /// register in the other order.
     private(set) var sleepers: [Sleeper] = []
+    /// Whether an `advance` or `run` holds the turn.
+    private(set) var isAdvancing = false
+    /// Advancers waiting for the turn, first come first served.
+    private var advanceWaiters: [(id: UInt64, continuation: UnsafeContinuation<Bool, Never>)] = []
+    /// Advancers cancelled before their continuation was registered.
+    private var advancersCancelledBeforeRegistering: Set<UInt64> = []
     /// Sleepers whose task was cancelled before their continuation was registered.
     private var cancelledBeforeRegistering: Set<UInt64> = []
     private var countWaiters: [(count: Int, gate: Gate)] = []
@@ -72,6 +85,52 @@ struct TestClockState {
         let gate = Gate()
         if sleepers.count >= count { gate.open() } else { countWaiters.append((count, gate)) }
         return gate
+    }
+
+    // MARK: - Taking turns to advance
+
+    enum TurnAction {
+        case go
+        case wait
+        case cancelled
+    }
+
+    /// An advancer asks for the turn: `.go` when nobody holds it (it holds it now), `.wait`
+    /// when its continuation was queued, `.cancelled` when it was cancelled before asking.
+    mutating func requestTurn(_ id: UInt64, _ continuation: UnsafeContinuation<Bool, Never>) -> TurnAction {
+        if advancersCancelledBeforeRegistering.remove(id) != nil { return .cancelled }
+        if !isAdvancing {
+            isAdvancing = true
+            return .go
+        }
+        advanceWaiters.append((id, continuation))
+        return .wait
+    }
+
+    /// The holder gives the turn up: returns the next advancer to resume (with `true`), which
+    /// now holds the turn, or nil (nobody holds it).
+    mutating func releaseTurn() -> UnsafeContinuation<Bool, Never>? {
+        precondition(isAdvancing, "Internal inconsistency: releaseTurn() while no advancer holds the turn")
+        if advanceWaiters.isEmpty {
+            isAdvancing = false
+            return nil
+        }
+        return advanceWaiters.removeFirst().continuation
+    }
+
+    /// A waiting advancer was cancelled: returns its continuation (to resume with `false`) if
+    /// it was still waiting. One that has not registered yet is remembered.
+    mutating func cancelTurnRequest(_ id: UInt64) -> UnsafeContinuation<Bool, Never>? {
+        if let index = advanceWaiters.firstIndex(where: { $0.id == id }) {
+            return advanceWaiters.remove(at: index).continuation
+        }
+        advancersCancelledBeforeRegistering.insert(id)
+        return nil
+    }
+
+    /// Forgets a turn request that finished (it got the turn, or was cancelled).
+    mutating func forgetTurnRequest(_ id: UInt64) {
+        advancersCancelledBeforeRegistering.remove(id)
     }
 
     /// Forgets a sleeper that finished without ever registering (it returned at once).

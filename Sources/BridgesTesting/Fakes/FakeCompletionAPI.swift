@@ -57,7 +57,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
         }
 
         /// Calls the completion handler twice: a buggy legacy API. A bridge ignores the
-        /// second call and reports ``BridgeDiagnostic/Kind/callbackCalledTwice``.
+        /// second call and reports `BridgeDiagnostic.Kind.callbackCalledTwice`.
         public func callTwice(with value: Value, fileID: String = #fileID, line: UInt = #line) {
             guard let completion = take("called twice", fileID: fileID, line: line) else { return }
             completion(.success(value))

@@ -30,6 +30,25 @@ final class Gate: Sendable {
         _ = await wait(timer: nil)
     }
 
+    /// Waits until the gate opens, whether or not the waiting task is cancelled: for handshakes
+    /// that must complete to leave their owner consistent (``TestClock``'s wake-ups).
+    func waitIgnoringCancellation() async {
+        let id = state.withLock { state -> Int? in
+            if state.isOpen { return nil }
+            state.nextID += 1
+            return state.nextID
+        }
+        guard let id else { return }
+        _ = await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+            let openNow = state.withLock { state -> Bool in
+                if state.isOpen { return true }
+                state.waiters[id] = continuation
+                return false
+            }
+            if openNow { continuation.resume(returning: true) }
+        }
+    }
+
     /// Waits until the gate opens or `timeout` of real time has passed (then returns `false`),
     /// or the waiting task is cancelled (then returns `isOpen`).
     @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)

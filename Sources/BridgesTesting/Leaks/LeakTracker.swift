@@ -8,7 +8,7 @@
 /// }   // fails: "LoginViewModel (tracked at LoginTests.swift:12) is still alive"
 /// ```
 ///
-/// Inside ``withSerialTasks(isolation:_:)`` the check first waits until tracked tasks are idle,
+/// Inside ``withSerialTasks(isolation:fileID:line:_:)`` the check first waits until tracked tasks are idle,
 /// so an object released by a task that is finishing (a stream's teardown, a weak-owner task
 /// noticing its owner is gone) is given that chance deterministically. Outside it, the check
 /// looks once, when it runs: await whatever releases the object (a teardown, a task's value)
@@ -43,7 +43,7 @@ public final class LeakTracker: Sendable {
 
     /// Records one test failure per tracked object still alive, at the line where it was tracked.
     public func expectAllReleased(fileID: String = #fileID, line: UInt = #line) async {
-        if SerialTestExecutor.isTracking { await SerialTestExecutor.shared.waitUntilIdle() }
+        await settleIfTracked(fileID: fileID, line: line)
         let alive = entries.withLock { $0.filter { $0.object != nil } }
         for entry in alive {
             _reportTestFailure(

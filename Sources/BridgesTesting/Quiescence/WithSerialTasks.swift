@@ -1,5 +1,7 @@
+import Dispatch
+
 /// Runs `operation` with every task it starts executed one job at a time on a serial executor
-/// that BridgesTesting watches, so that ``runUntilIdle(fileID:line:)`` can wait until that work
+/// that belongs to this scope, so that ``runUntilIdle(fileID:line:)`` can wait until that work
 /// has settled, without real sleeps or `Task.yield()` loops.
 ///
 /// Before:
@@ -16,72 +18,181 @@
 /// }
 /// ```
 ///
-/// Tracked, until the scope ends, are: the task that calls this; every task and job enqueued
-/// while a tracked task runs (tasks it creates with `Task {}`, `Task.detached {}`, `async let`
-/// or a group, tasks whose continuations it resumes, default actors it calls); and a tracked
-/// task resumed later from any thread (a legacy API's queue resuming its continuation). Their
-/// jobs run one at a time, in the order they became runnable, on one serial queue; the test's
-/// own task takes turns with them. ``TestClock`` waits on the same queue, before and after waking
-/// each sleeper, until the woken task has slept again, finished, or waits on something else.
+/// Tracked, until the scope ends, are: the task that calls this; every task created by a
+/// tracked task (`Task {}`, `Task.detached {}`, `async let`, groups); default actors they call;
+/// and a tracked task resumed later from any thread (a legacy API's queue resuming its
+/// continuation). A task is known by the runtime's task id, never reused. Their jobs run one
+/// at a time, in the order they became runnable, on the scope's own serial executor; the
+/// test's own task takes turns with them. ``TestClock`` settles the same way before and after
+/// waking each sleeper.
 ///
-/// Start the code under test inside the scope: a task started before it runs beside the test
+/// Start the code under test inside the scope: a task created before it runs beside the test
 /// until tracked code resumes it.
 ///
-/// - Important: The exact guarantee of ``runUntilIdle(fileID:line:)``, and its limits:
-///   - **Guaranteed**: on return, no tracked job is queued or running. Each tracked task has
-///     finished or is suspended waiting for something no tracked task will do next.
-///   - **Not covered**: the main actor and actors with custom executors (an actor-isolated
-///     test keeps running on its actor and only waits for idleness), tasks waiting in a
-///     real-time `Task.sleep` (not runnable, so they do not delay idleness), and code running on
-///     threads and queues of its own. `runUntilIdle()` does not wait for those.
-///   - Do not block a tracked task synchronously on another tracked task (a semaphore waiting
-///     for a `Task`): with one serial queue that is a deadlock.
-///   - The hook into the runtime is process-wide, installed once and inert outside scopes.
-///     Scopes in tests running in parallel share the queue, so `runUntilIdle()` may also wait
-///     for another test's tracked work (never for untracked work). A task is recognised by its
-///     address; while a scope lasts, an unrelated task allocated where a finished tracked task
-///     was may be serialised with it (harmless unless it blocks). It relies on
-///     `swift_task_enqueueGlobal_hook`, the exported runtime variable pointfree's
-///     `withMainSerialExecutor` also uses; do not combine the two.
+/// - Important: What runs in parallel, and the exact guarantee:
+///   - **Parallel tests**: each scope has its own executor. Tests in parallel (Swift Testing's
+///     default) never serialise each other's tasks or wait for each other's work.
+///   - **Guaranteed**: when ``runUntilIdle(fileID:line:)`` returns, no job of the scope is
+///     queued or running, and the main actor has run everything queued on it until two rounds
+///     through the main queue in a row saw no tracked job run. Each tracked task has finished
+///     or is suspended waiting for something no tracked task will do next.
+///   - **The main actor**: jobs on the main actor run on the main actor as always (the scope
+///     does not serialise them with its own). The runtime offers no hook on main-actor enqueues
+///     (Swift 6.3 does not call `swift_task_enqueueMainExecutor_hook`), so `runUntilIdle`
+///     drains the main actor by rounds (a lowest-priority main-actor job as a marker) and counts
+///     the jobs that leave the main actor (enqueued from the main queue with no current task),
+///     until two rounds in a row saw nothing of the scope run: a `@MainActor` view model's
+///     `Task {}` has run up to its next suspension. A main-actor task that hops main → main
+///     more than twice in a row without any other job in between is not waited for.
+///   - **Not covered**: code on threads and Dispatch queues of its own, tasks created there or
+///     before the scope, actors with custom executors, task executor preferences, and real-time
+///     `Task.sleep` (not runnable, so it does not delay idleness). `runUntilIdle()` does not
+///     wait for them. A task created before the scope is not pulled in when tracked code
+///     resumes it: start the code under test inside the scope.
+///   - **Never a hang**: `runUntilIdle` waits at most a bound of real time (30 s by default,
+///     `withSerialTasks(timeout:)`, ``runUntilIdle(timeout:fileID:line:)``), then records a
+///     failure saying what it was waiting for. A tracked task that blocks its thread waiting for
+///     another tracked task (a semaphore, `DispatchQueue.sync`) would deadlock a serial executor:
+///     a watchdog notices a job that has run longer than the bound with others queued behind
+///     it, records a failure, and the scope stops serialising (its queued jobs go to the global
+///     executor), so the test ends.
+///   - The hook into the runtime (`swift_task_enqueueGlobal_hook`) is process-wide, installed
+///     once and inert for tasks outside scopes. pointfree's `withMainSerialExecutor` uses the
+///     same variable: do not combine the two.
+///   - Nested scopes share the outer scope.
 public func withSerialTasks<R>(
     isolation: isolated (any Actor)? = #isolation,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ operation: () async throws -> R
+) async rethrows -> R {
+    try await withSerialTasks(isolation: isolation, bound: defaultBound, fileID: fileID, line: line, operation)
+}
+
+/// ``withSerialTasks(isolation:fileID:line:_:)`` with your own bound of real time for
+/// ``runUntilIdle(fileID:line:)`` and for a job that blocks the scope's executor (30 s by default).
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+public func withSerialTasks<R>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: Duration,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    _ operation: () async throws -> R
+) async rethrows -> R {
+    try await withSerialTasks(isolation: isolation, bound: seconds(timeout), fileID: fileID, line: line, operation)
+}
+
+private func withSerialTasks<R>(
+    isolation: isolated (any Actor)?,
+    bound: Double,
+    fileID: String,
+    line: UInt,
     _ operation: () async throws -> R
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
-    let executor = SerialTestExecutor.shared
-    let scope = executor.enterScope()
-    defer { executor.leaveScope(scope) }
-    return try await SerialTestExecutor.$scope.withValue(
+    if JobRouter.currentScope != nil { return try await operation() }  // nested: the outer scope tracks it
+    let scope = await JobRouter.shared.openScope(bound: bound)
+    defer { JobRouter.shared.close(scope) }
+    return try await JobRouter.$scope.withValue(
         scope.id,
         operation: {
+            let deadline = DispatchTime.now() + bound
+            let outcome: ScopeExecutor.Outcome
             if isolation == nil {
-                // Hop onto the serial queue, so that from here on this task takes turns with
+                // Hop onto the scope's queue, so that from here on this task takes turns with
                 // the tasks it starts instead of running beside them.
-                await executor.hop()
+                outcome = await scope.hop(deadline: deadline)
             } else {
                 // An actor-isolated test keeps running on its actor; it only starts from idle.
-                await executor.waitUntilIdle()
+                outcome = await scope.waitUntilIdle(deadline: deadline)
             }
+            if case .timedOut(let message) = outcome { _reportTestFailure(message, fileID: fileID, line: line) }
+            defer { for failure in scope.takeFailures() { _reportTestFailure(failure, fileID: fileID, line: line) } }
             return try await operation()
         },
         isolation: isolation
     )
 }
 
-/// Waits until no task tracked by ``withSerialTasks(isolation:_:)`` can run: every job queued
-/// for them has run, including the jobs those jobs queued in turn.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+private func seconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) + Double(attoseconds) / 1e18
+}
+
+/// The default bound of ``runUntilIdle(fileID:line:)``, in seconds of real time.
+let defaultBound: Double = 30
+
+/// Waits until no task tracked by ``withSerialTasks(isolation:fileID:line:_:)`` can run: every job queued
+/// for them has run, including the jobs those jobs queued in turn, and the main actor has run
+/// what they queued there.
 ///
 /// On return, each tracked task has either finished or is suspended waiting for something that
 /// no tracked task will do next (a continuation a legacy API holds, a channel nobody sends to,
-/// a ``TestClock`` sleep that needs `advance`). See ``withSerialTasks(isolation:_:)`` for what is
+/// a ``TestClock`` sleep that needs `advance`). See ``withSerialTasks(isolation:fileID:line:_:)`` for what is
 /// not covered. Called outside `withSerialTasks`, it records a test failure and returns at once.
+/// If the work has not settled after 30 s of real time, it records a failure that says what it
+/// was waiting for, and returns.
 public func runUntilIdle(fileID: String = #fileID, line: UInt = #line) async {
-    guard SerialTestExecutor.isTracking else {
+    await runUntilIdle(seconds: nil, fileID: fileID, line: line)
+}
+
+/// ``runUntilIdle(fileID:line:)`` with your own bound of real time.
+///
+/// The bound is a safety net, never a way to wait: work that settles returns at once. Past it,
+/// a failure names what did not settle: a tracked job that blocks its thread (then the scope
+/// stops serialising, so the test can end), tracked tasks that keep running (a `Task.yield()`
+/// polling loop waiting for untracked work), or a main actor that does not run.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+public func runUntilIdle(timeout: Duration, fileID: String = #fileID, line: UInt = #line) async {
+    await runUntilIdle(seconds: seconds(timeout), fileID: fileID, line: line)
+}
+
+func runUntilIdle(seconds: Double?, fileID: String, line: UInt) async {
+    guard let scope = JobRouter.currentScope else {
         _reportTestFailure(
             "runUntilIdle() needs withSerialTasks { … } around the test: without it no task is tracked",
             fileID: fileID, line: line
         )
         return
     }
-    await SerialTestExecutor.shared.waitUntilIdle()
+    for failure in await scope.settle(deadline: .now() + (seconds ?? scope.bound)) {
+        _reportTestFailure(failure, fileID: fileID, line: line)
+    }
+}
+
+extension ScopeExecutor {
+    /// Waits until the scope is idle and two rounds through the main actor in a row saw no job
+    /// of the scope run. Returns the failures to report: the watchdog's, and a message if
+    /// `deadline` passed first.
+    func settle(deadline: DispatchTime) async -> [String] {
+        let me = currentTaskID()
+        ignore(me)
+        defer { unignore(me) }
+        var quietRounds = 0
+        while quietRounds < 2 {
+            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return takeFailures() + [message] }
+            let mark = routedCount
+            let hops = JobRouter.shared.mainHops
+            let hopMark = hops.done
+            guard await Self.mainRound(deadline: deadline) else {
+                return takeFailures() + ["runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread"]
+            }
+            guard await hops.waitUntilNoneInFlight(deadline: deadline) else {
+                return takeFailures() + ["runUntilIdle() gave up: a task that left the main actor did not finish its step in time"]
+            }
+            quietRounds = routedCount == mark && hops.done == hopMark ? quietRounds + 1 : 0
+        }
+        return takeFailures()
+    }
+}
+
+/// Inside a ``withSerialTasks(isolation:fileID:line:_:)`` scope, what ``runUntilIdle(fileID:line:)`` does;
+/// outside one, nothing. Used by helpers that settle before they look (TestClock, Recorder,
+/// LeakTracker).
+func settleIfTracked(fileID: String, line: UInt) async {
+    guard let scope = JobRouter.currentScope else { return }
+    for failure in await scope.settle(deadline: .now() + scope.bound) {
+        _reportTestFailure(failure, fileID: fileID, line: line)
+    }
 }

@@ -14,7 +14,7 @@
 /// sequence ends or ``cancel()`` is called (or the recorder is released). Waits are bounded by
 /// `timeout` of real time: a sequence that never delivers fails the test instead of hanging it.
 /// The bound is a safety net, never the way a passing test waits: elements are handed over as
-/// soon as they arrive. Inside ``withSerialTasks(isolation:_:)``, ``expectNoMoreElements(fileID:line:)``
+/// soon as they arrive. Inside ``withSerialTasks(isolation:fileID:line:_:)``, ``expectNoMoreElements(fileID:line:)``
 /// first waits until tracked tasks are idle, so "nothing more" means nothing more was coming.
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 public final class Recorder<Element: Sendable>: Sendable {
@@ -126,10 +126,10 @@ public final class Recorder<Element: Sendable>: Sendable {
 
     /// Records a test failure if an element arrived that was not taken with `next()`.
     ///
-    /// Inside ``withSerialTasks(isolation:_:)`` it first waits until tracked tasks are idle.
+    /// Inside ``withSerialTasks(isolation:fileID:line:_:)`` it first waits until tracked tasks are idle.
     /// Outside, it checks what has been delivered when it is called.
     public func expectNoMoreElements(fileID: String = #fileID, line: UInt = #line) async {
-        if SerialTestExecutor.isTracking { await SerialTestExecutor.shared.waitUntilIdle() }
+        await settleIfTracked(fileID: fileID, line: line)
         let pending = pendingElements
         if !pending.isEmpty {
             _reportTestFailure("expected no more elements, but received \(pending)", fileID: fileID, line: line)

@@ -28,7 +28,7 @@ extension Diagnostics {
 /// Misuse reported on the test's own task is recorded at once. Misuse reported from another
 /// thread (a legacy API calling back on its queue) is recorded on the test's task when
 /// `operation` returns, so the failure belongs to this test even while others run in parallel.
-/// Misuse reported after that is recorded where it happens, like ``Diagnostics/failTests``.
+/// Misuse reported after that is recorded where it happens, like `Diagnostics.failTests`.
 public func withBridgesDiagnosticsAsFailures<R>(
     isolation: isolated (any Actor)? = #isolation,
     _ operation: () async throws -> R

@@ -18,7 +18,7 @@ import Bridges
 /// }
 /// ```
 ///
-/// Diagnostics are collected through a task-local handler (``Diagnostics/withHandler(_:isolation:operation:)``),
+/// Diagnostics are collected through a task-local handler (`Diagnostics.withHandler(_:isolation:operation:)`),
 /// so bridges created inside `operation` report here even from other threads, and tests running in
 /// parallel do not see each other's. Only what is reported before `operation` returns is counted:
 /// wait inside it for the legacy work that triggers the misuse (a recorder, `nextInvocation()`,

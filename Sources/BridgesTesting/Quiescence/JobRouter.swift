@@ -1,0 +1,231 @@
+// Which jobs belong to which `withSerialTasks` scope: the one process-wide piece.
+//
+// Swift's runtime lets a process take over the global executor's enqueue through the exported
+// variable `swift_task_enqueueGlobal_hook` (pointfree's `withMainSerialExecutor` uses it too).
+// BridgesTesting installs the hook once, the first time a scope opens; it stays installed and
+// forwards every job untouched unless it belongs to an open scope. Each scope owns its own
+// serial executor (`ScopeExecutor`), so scopes of tests running in parallel never wait for
+// each other: they share nothing but this table.
+//
+// A job belongs to scope S when
+// 1. its task was attributed to S earlier in the scope (by the runtime's 64-bit task id,
+//    which is never reused, unlike a task's address), or else
+// 2. it is enqueued by code running in S (the enqueuing task carries the task-local
+//    `JobRouter.$scope == S`, inherited by `Task {}`, `async let` and group children, or its
+//    own task id is attributed to S: a `Task.detached` attributed at its creation, and the
+//    tasks it creates in turn), and its task was created after S opened (task ids grow: S
+//    records the id of a task created as it opens) or it is no task at all (a default actor's
+//    processing job). The job's task is then attributed to S (rule 1). A task that existed
+//    before the scope (another test's, the test runner's) is never pulled in by being resumed
+//    from tracked code: it would otherwise take turns behind this scope's jobs.
+// A task is created by enqueueing its first job from the creating thread, so every task
+// created by a tracked task (`Task {}`, `Task.detached {}`, children) joins the scope at
+// birth; a tracked task resumed later from any thread (a legacy API's queue resuming its
+// continuation) is recognised by rule 1.
+//
+// The main actor. Its jobs never pass this hook (Swift 6.3 enqueues them on the main executor
+// directly, and does not call `swift_task_enqueueMainExecutor_hook`), and a task created on
+// the main actor is never seen at birth. What is seen: a job leaving the main actor (a
+// main-actor task calling nonisolated code or a default actor) is enqueued here from the main
+// queue with no current task, so nothing says whose it is. While any scope is open such jobs
+// are run here and counted (`MainHops`), and every scope's `runUntilIdle` waits for them; once
+// the task runs, what it enqueues carries its task-locals and joins its scope. `runUntilIdle`
+// also sends marker jobs through the main actor (see `ScopeExecutor.mainRound`).
+//
+// Why not a task executor preference (`withTaskExecutorPreference`, SE-0417)? Checked on this
+// toolchain (Swift 6.3): children (`async let`, groups) inherit the preference, but a plain
+// `Task {}` does not, and fire-and-forget `Task {}` is exactly what tests need to settle. The
+// hook with task-local attribution covers both, and works back to the oldest OS versions.
+import Dispatch
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The runtime's id of a job's task (0 for a job that is not a task). Task ids are 64-bit and
+/// never reused within a process. Exported by the Swift runtime since Swift 5.5.
+@_silgen_name("swift_task_getJobTaskId")
+func _taskID(of job: UnownedJob) -> UInt64
+
+/// The runtime's id of the current task, or nil outside a task.
+func currentTaskID() -> UInt64? {
+    // An `UnsafeCurrentTask` is a pointer to the task, which is a job.
+    withUnsafeCurrentTask { task in task.map { _taskID(of: unsafeBitCast($0, to: UnownedJob.self)) } }
+}
+
+final class JobRouter: Sendable {
+    typealias Original = @convention(thin) (UnownedJob) -> Void
+    typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+
+    static let shared = JobRouter()
+
+    /// The scope the current task runs in (inherited by `Task {}` and child tasks).
+    @TaskLocal static var scope: UInt64?
+
+    private static let hookInstalled: Bool = installHook()
+
+    private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
+        var nextScope: UInt64 = 0
+        var scopes: [UInt64: ScopeExecutor] = [:]
+        /// Task id → the scope it was attributed to. Entries leave with their scope.
+        var tasks: [UInt64: UInt64] = [:]
+    }
+
+    private let state = TestingLocked(State())
+
+    /// The open scope the current task belongs to, if any.
+    static var currentScope: ScopeExecutor? {
+        let taskScope = scope
+        let task = currentTaskID()
+        return shared.state.withLock { state in
+            if let taskScope, let scope = state.scopes[taskScope] { return scope }
+            return task.flatMap { state.tasks[$0] }.flatMap { state.scopes[$0] }
+        }
+    }
+
+    /// Opens a scope and attributes the current task to it. Installs the hook the first time.
+    func openScope(bound: Double) async -> ScopeExecutor {
+        _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
+        let task = currentTaskID()
+        // Every task created from here on has a greater id (the runtime counts them up).
+        let watermark = await Task.detached { currentTaskID() ?? 0 }.value
+        return state.withLock { state in
+            state.nextScope += 1
+            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound, hookInstalled: Self.hookInstalled)
+            state.scopes[scope.id] = scope
+            if let task { state.tasks[task] = scope.id }
+            return scope
+        }
+    }
+
+    /// Closes a scope: from now on its tasks' jobs go to the global executor. Jobs already
+    /// queued on the scope's executor still run there.
+    func close(_ scope: ScopeExecutor) {
+        scope.stop()
+        state.withLock { state in
+            state.scopes[scope.id] = nil
+            state.tasks = state.tasks.filter { $0.value != scope.id }
+        }
+    }
+
+    private func route(_ job: UnownedJob, _ original: Original) {
+        let enqueuerScope = Self.scope
+        let enqueuer = currentTaskID()
+        let jobTask = _taskID(of: job)
+        var anyOpen = false
+        let scope = state.withLock { state -> ScopeExecutor? in
+            guard !state.scopes.isEmpty else { return nil }
+            anyOpen = true
+            if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
+            let id = enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
+                ?? enqueuer.flatMap { state.tasks[$0] }
+            guard let id, let scope = state.scopes[id], jobTask == 0 || jobTask > scope.watermark else { return nil }
+            if jobTask != 0 { state.tasks[jobTask] = id }
+            return scope
+        }
+        if let scope {
+            scope.enqueue(job, taskID: jobTask, original: original)
+        } else if anyOpen, enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin() {
+            // A task leaving the main actor (or a default actor it calls, scheduled to run): the
+            // runtime enqueues it with no current task, so
+            // nothing says whose it is (a task created on the main actor never passed this
+            // hook). Run it here and count it, so that every open scope's `runUntilIdle` waits
+            // for it; once it runs, what it enqueues carries its task-locals again.
+            DispatchQueue.global().async { [mainHops] in
+                Self.run(job)
+                mainHops.end()
+            }
+        } else {
+            original(job)
+        }
+    }
+
+    /// Jobs of tasks leaving the main actor while scopes are open (see `route`).
+    let mainHops = MainHops()
+
+    private static func run(_ job: UnownedJob) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            job.runSynchronously(on: globalConcurrentExecutor.asUnownedTaskExecutor())
+        } else {
+            job.runSynchronously(on: HopExecutor.shared.asUnownedSerialExecutor())
+        }
+    }
+
+    /// Set on the main queue, so that the hook knows when it runs on the main actor (on Linux
+    /// that is not always the main thread: after `dispatchMain()` a worker drains the main queue).
+    private static let mainQueueKey = DispatchSpecificKey<Bool>()
+
+    private static func installHook() -> Bool {
+        DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
+            _reportTestFailure(
+                "BridgesTesting could not find swift_task_enqueueGlobal_hook in this Swift runtime; runUntilIdle() cannot see tasks",
+                fileID: #fileID, line: #line
+            )
+            return false
+        }
+        let hook = symbol.assumingMemoryBound(to: Hook?.self)
+        hook.pointee = { job, original in JobRouter.shared.route(job, original) }
+        return true
+    }
+}
+
+/// Counts jobs of tasks that left the main actor and have not finished their step yet.
+final class MainHops: Sendable {
+    private struct State {
+        var inFlight = 0
+        var done = 0
+        var waiters: [OneShot<Bool>] = []
+    }
+
+    private let state = TestingLocked(State())
+
+    /// How many such jobs have finished so far.
+    var done: Int { state.withLock { $0.done } }
+
+    func begin() -> Bool {
+        state.withLock { $0.inFlight += 1 }
+        return true
+    }
+
+    func end() {
+        let waiters = state.withLock { state -> [OneShot<Bool>] in
+            state.inFlight -= 1
+            state.done += 1
+            guard state.inFlight == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(true) }
+    }
+
+    /// Waits until no such job is in flight, or until `deadline` (then returns false).
+    func waitUntilNoneInFlight(deadline: DispatchTime) async -> Bool {
+        if state.withLock({ $0.inFlight == 0 }) { return true }
+        return await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+            let waiter = OneShot(continuation)
+            let idle = state.withLock { state -> Bool in
+                if state.inFlight == 0 { return true }
+                state.waiters.append(waiter)
+                return false
+            }
+            if idle {
+                DispatchQueue.global().async { waiter.resume(true) }
+            } else {
+                DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.resume(false) }
+            }
+        }
+    }
+}
+
+/// Runs a task's job where no task executor can be named (before macOS 15): nonisolated code
+/// does not depend on the identity of the executor it runs on.
+final class HopExecutor: SerialExecutor {
+    static let shared = HopExecutor()
+    func enqueue(_ job: UnownedJob) {
+        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+}

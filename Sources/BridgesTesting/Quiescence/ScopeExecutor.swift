@@ -1,0 +1,288 @@
+// The serial executor one `withSerialTasks` scope owns.
+//
+// Jobs that `JobRouter` attributes to the scope are queued here, in the order they became
+// runnable, and run one at a time on the scope's own serial DispatchQueue. The executor
+// counts the jobs queued or running ("pending"); the scope is idle when that count is zero.
+// Scopes of tests that run in parallel each have their own executor: they run side by side
+// and never wait for each other.
+//
+// Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
+// for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
+// looks at the executor every quarter of the bound: a job that has been running for longer
+// than the bound while other jobs wait behind it blocks its thread (a semaphore, a lock,
+// `DispatchQueue.sync`), most likely waiting for one of them. The watchdog then *releases* the
+// scope: its queued jobs, and all later ones, go to the global executor, so the blocked job's
+// partner can run and the test ends with a failure (reported on the test's own task by the
+// next `runUntilIdle` or by the end of the scope) instead of hanging.
+import Dispatch
+
+final class ScopeExecutor: SerialExecutor, Sendable {
+    enum Outcome: Sendable {
+        case idle
+        case timedOut(String)
+    }
+
+    private struct Queued: @unchecked Sendable {  // an UnownedJob, and where the runtime would have put it
+        let job: UnownedJob
+        let taskID: UInt64
+        let original: JobRouter.Original?
+    }
+
+    private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
+        var jobs: [Queued] = []
+        var head = 0
+        /// The job running now: its task and when it started.
+        var running: (taskID: UInt64, since: DispatchTime)?
+        /// Set when a wait timed out while a job kept running: jobs no longer queue here.
+        var released = false
+        /// Jobs routed here, not counting those of tasks waiting in `runUntilIdle` (`ignored`).
+        var routed = 0
+        var ran = 0
+        var recentTasks: [UInt64] = []
+        var ignored: [UInt64: Int] = [:]
+        var waiters: [OneShot<Outcome>] = []
+        /// Found by the watchdog; reported on the test's task by the next settle or the scope's end.
+        var failures: [String] = []
+
+        var queuedCount: Int { jobs.count - head }
+        var pending: Int { queuedCount + (running == nil ? 0 : 1) }
+
+        mutating func popFirst() -> Queued? {
+            guard head < jobs.count else { return nil }
+            defer {
+                head += 1
+                if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+            }
+            return jobs[head]
+        }
+
+        mutating func takeWaitersIfIdle() -> [OneShot<Outcome>] {
+            guard pending == 0 else { return [] }
+            defer { waiters = [] }
+            return waiters
+        }
+    }
+
+    let id: UInt64
+    /// Tasks with a greater id were created after this scope opened.
+    let watermark: UInt64
+    let hookInstalled: Bool
+    /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
+    /// executor while others wait behind it.
+    let bound: Double
+    private let state = TestingLocked(State())
+    private let queue: DispatchQueue
+    private let watchdog: Watchdog
+    private static let key = DispatchSpecificKey<UInt64>()
+
+    init(id: UInt64, watermark: UInt64, bound: Double, hookInstalled: Bool) {
+        self.id = id
+        self.watermark = watermark
+        self.bound = bound
+        self.hookInstalled = hookInstalled
+        queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
+        queue.setSpecific(key: Self.key, value: id)
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        watchdog = Watchdog(timer: timer)
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(bound * 250)))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in self?.watch() }
+        timer.resume()
+    }
+
+    /// A DispatchSource may be cancelled from any thread (libdispatch synchronises it).
+    private struct Watchdog: @unchecked Sendable {
+        let timer: any DispatchSourceTimer
+    }
+
+    /// The scope ended: no more watching.
+    func stop() { watchdog.timer.cancel() }
+
+    /// Failures the watchdog found since the last call.
+    func takeFailures() -> [String] {
+        state.withLock { state in
+            defer { state.failures = [] }
+            return state.failures
+        }
+    }
+
+    private func watch() {
+        let handOver = state.withLock { state -> [Queued] in
+            guard !state.released, let running = state.running, state.queuedCount > 0,
+                  Self.seconds(since: running.since) > bound else { return [] }
+            state.released = true
+            var handOver: [Queued] = []
+            while let queued = state.popFirst() { handOver.append(queued) }
+            state.failures.append(
+                "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
+                    + "while \(handOver.count) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
+                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+            )
+            return handOver
+        }
+        for queued in handOver { Self.runElsewhere(queued, on: self) }
+    }
+
+    private static func seconds(since time: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - min(time.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
+    }
+
+    /// Whether the calling code runs as one of this scope's jobs.
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
+    var isReleased: Bool { state.withLock { $0.released } }
+    /// How many jobs have been routed here (see `State.routed`).
+    var routedCount: Int { state.withLock { $0.routed } }
+
+    // MARK: - Jobs
+
+    func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
+        let queued = Queued(job: job, taskID: taskID, original: original)
+        let released = state.withLock { state -> Bool in
+            if state.released { return true }
+            state.jobs.append(queued)
+            if state.ignored[taskID] == nil { state.routed += 1 }
+            return false
+        }
+        if released { Self.runElsewhere(queued, on: self) } else { queue.async { self.runNext() } }
+    }
+
+    /// A job enqueued on this executor directly (a task whose current executor it became).
+    func enqueue(_ job: UnownedJob) {
+        enqueue(job, taskID: _taskID(of: job), original: nil)
+    }
+
+    private func runNext() {
+        guard let next = state.withLock({ state -> Queued? in
+            guard let next = state.popFirst() else { return nil }  // handed elsewhere on release
+            state.running = (next.taskID, .now())
+            return next
+        }) else { return }
+        next.job.runSynchronously(on: asUnownedSerialExecutor())
+        let waiters = state.withLock { state -> [OneShot<Outcome>] in
+            state.running = nil
+            state.ran += 1
+            if next.taskID != 0 { state.recentTasks.append(next.taskID) }
+            if state.recentTasks.count > 4 { state.recentTasks.removeFirst() }
+            return state.takeWaitersIfIdle()
+        }
+        for waiter in waiters { waiter.resume(.idle) }
+    }
+
+    private static func runElsewhere(_ queued: Queued, on executor: ScopeExecutor) {
+        if let original = queued.original {
+            original(queued.job)
+        } else {
+            DispatchQueue.global().async { queued.job.runSynchronously(on: executor.asUnownedSerialExecutor()) }
+        }
+    }
+
+    // MARK: - Waiting
+
+    /// Jobs of the task that calls `runUntilIdle` do not count as progress of the others.
+    func ignore(_ task: UInt64?) {
+        guard let task else { return }
+        state.withLock { $0.ignored[task, default: 0] += 1 }
+    }
+
+    func unignore(_ task: UInt64?) {
+        guard let task else { return }
+        state.withLock { state in
+            state.ignored[task]! -= 1
+            if state.ignored[task] == 0 { state.ignored[task] = nil }
+        }
+    }
+
+    /// Suspends until no job of this scope is queued or running, or until `deadline`.
+    ///
+    /// The idle check must run after the waiting task has really suspended: a continuation
+    /// resumed while its task is still inside `withUnsafeContinuation` lets the task go on where
+    /// it is (no hop onto the queue), and ThreadSanitizer cannot see the runtime's handshake for
+    /// that case. From one of this scope's jobs the check is queued behind that very job. From
+    /// anywhere else (the scope's first hop, an actor-isolated test) a helper task of the scope
+    /// waits instead, and the caller awaits its value: the runtime's own task-completion path.
+    func waitUntilIdle(deadline: DispatchTime) async -> Outcome {
+        if isOnQueue || isReleased {
+            return await waitOnQueue(deadline: deadline)
+        }
+        // Created by a task of this scope, so the helper is attributed to it (and so is the
+        // caller, resumed by the helper).
+        return await Task.detached { [self] in
+            let helper = currentTaskID()
+            ignore(helper)
+            defer { unignore(helper) }
+            return await waitOnQueue(deadline: deadline)
+        }.value
+    }
+
+    private func waitOnQueue(deadline: DispatchTime) async -> Outcome {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+            let waiter = OneShot(continuation)
+            let ran = state.withLock { state -> Int in
+                state.waiters.append(waiter)
+                return state.ran
+            }
+            queue.async { [self] in  // behind the job running this (see above)
+                for waiter in state.withLock({ $0.takeWaitersIfIdle() }) { waiter.resume(.idle) }
+            }
+            DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
+                timeOut(waiter, ranBefore: ran)
+            }
+        }
+    }
+
+    private func timeOut(_ waiter: OneShot<Outcome>, ranBefore: Int) {
+        let message = state.withLock { state -> String? in
+            guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return nil }
+            state.waiters.remove(at: index)
+            if let running = state.running, Self.seconds(since: running.since) > bound / 2 {
+                return "runUntilIdle() gave up: a job of task #\(running.taskID) has been running for \(Int(Self.seconds(since: running.since))) s without returning. "
+                    + "It blocks its thread (a semaphore, a lock, DispatchQueue.sync) on something that does not happen: work on a thread or a Dispatch queue is not tracked."
+            }
+            let tasks = state.recentTasks.map { "#\($0)" }.joined(separator: ", ")
+            if state.ran == ranBefore && state.running == nil {
+                return "runUntilIdle() gave up: \(state.queuedCount) job(s) are queued on this test's serial executor and none ran while it waited: no thread was free to run them (an overloaded machine, or threads blocked elsewhere)."
+            }
+            return "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
+                + "A tracked task keeps itself runnable, e.g. polling with Task.yield() for work it cannot see finish: work on a thread or a Dispatch queue, "
+                + "or a task created outside the scope, is not tracked."
+        }
+        if let message { waiter.resume(.timedOut(message)) }
+    }
+
+    /// Moves the calling task onto this scope's queue: from here on it takes turns with the
+    /// tasks it starts instead of running beside them.
+    func hop(deadline: DispatchTime) async -> Outcome {
+        while !isOnQueue && !isReleased {
+            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return .timedOut(message) }
+        }
+        return .idle
+    }
+
+    /// Suspends until everything queued on the main actor before this call has run, or until
+    /// `deadline` (then returns false). The marker is a main-actor job of the lowest priority,
+    /// so that the main executor runs every job queued before it first, whether it orders its
+    /// jobs by arrival or by priority.
+    static func mainRound(deadline: DispatchTime) async -> Bool {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+            let waiter = OneShot(continuation)
+            Task.detached(priority: .background) { @MainActor in waiter.resume(true) }
+            DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.resume(false) }
+        }
+    }
+}
+
+/// A continuation that the first of several racing resumers resumes; the others find nothing.
+final class OneShot<T: Sendable>: Sendable {
+    private let continuation: TestingLocked<UnsafeContinuation<T, Never>?>
+
+    init(_ continuation: UnsafeContinuation<T, Never>) { self.continuation = TestingLocked(continuation) }
+
+    func resume(_ value: T) {
+        let taken = continuation.withLock { continuation -> UnsafeContinuation<T, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(returning: value)
+    }
+}

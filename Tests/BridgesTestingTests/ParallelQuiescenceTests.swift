@@ -1,0 +1,162 @@
+import Bridges
+import BridgesTesting
+import Dispatch
+import Testing
+
+/// Quiescence scoped to one test: these suites run in parallel (Swift Testing's default), each
+/// test with its own `withSerialTasks` scope, its own TestClock and its own presenter.
+@Suite struct ParallelQuiescenceTests {
+    /// Debounces the search text by 300 ms and queries the legacy API for each settled query.
+    final class SearchPresenter: Sendable {
+        let searchText = ProcessingChannel<String>()
+        let results = Log<[String]>()
+        private let api: FakeCompletionAPI<String, [String]>
+        private let clock: TestClock
+
+        init(api: FakeCompletionAPI<String, [String]>, clock: TestClock) {
+            self.api = api
+            self.clock = clock
+        }
+
+        func start() -> Task<Void, any Error> {
+            let queries = debounce(searchText, for: .milliseconds(300), clock: clock)
+            return Task { [api, results] in
+                for await query in queries {
+                    let found = try await withCallback { done in api.call(query, completion: done) }
+                    results.append(found)
+                }
+            }
+        }
+    }
+
+    /// 50 of these run at once. Each is exact: nothing fires at 299 ms, exactly one query (its
+    /// own, never another test's) at 300 ms, its result delivered after `runUntilIdle()`, and
+    /// nothing left behind. With one process-wide serial queue they stalled each other; with a
+    /// scope per test they run side by side.
+    @Test(arguments: 0..<50)
+    func debouncedSearch_inParallel_isExactPerTest(index: Int) async throws {
+        let api = FakeCompletionAPI<String, [String]>()
+        let clock = TestClock()
+        let leaks = LeakTracker()
+        try await withBridgesDiagnosticsAsFailures {
+            try await withSerialTasks {
+                let presenter = SearchPresenter(api: api, clock: clock)
+                leaks.track(presenter)
+                let search = presenter.start()
+                let typed = (1...(index % 4 + 2)).map { "q\(index)-\($0)" }
+                for text in typed { try await presenter.searchText.send(text) }
+                await clock.advance(by: .milliseconds(299))
+                #expect(api.invocationCount == 0)
+                #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])
+                await clock.advance(by: .milliseconds(1))
+                #expect(api.invocations.map(\.request) == [typed.last!])
+                api.complete(with: ["result of \(index)"])
+                await runUntilIdle()
+                #expect(presenter.results.values == [["result of \(index)"]])
+                // A second query after the window, at its own virtual time.
+                try await presenter.searchText.send("again \(index)")
+                await clock.advance(by: .milliseconds(300))
+                #expect(api.invocations.map(\.request) == [typed.last!, "again \(index)"])
+                api.complete(with: ["again"])
+                await runUntilIdle()
+                #expect(presenter.results.values == [["result of \(index)"], ["again"]])
+                presenter.searchText.finish()
+                try await search.value
+                await clock.expectNoPendingSleepers()
+                #expect(clock.now == TestClock.Instant(offset: .milliseconds(600)))
+            }
+        }
+        await leaks.expectAllReleased()
+    }
+
+    /// One scope whose executor is blocked (a tracked job waits on a semaphore) does not delay
+    /// another scope: each has its own executor. With one shared serial queue the second scope
+    /// would wait behind the blocked job, and this test would hang until its bound.
+    @Test func scopes_doNotWaitForEachOther() async {
+        let release = DispatchSemaphore(value: 0)
+        let (blocked, blocking) = AsyncStream<Void>.makeStream()
+        let log = Log<String>()
+        async let first: Void = withSerialTasks {
+            let task = Task {
+                blocking.yield()
+                release.wait()  // blocks this scope's executor until the other scope is done
+                log.append("first")
+            }
+            await task.value
+        }
+        var iterator = blocked.makeAsyncIterator()
+        await iterator.next()
+        await withSerialTasks {
+            Task { log.append("second") }
+            await runUntilIdle()
+            #expect(log.values == ["second"])
+        }
+        release.signal()
+        await first
+        #expect(log.values == ["second", "first"])
+    }
+
+    /// Tasks that tests outside any scope start are never serialised or waited for.
+    @Test func tasksOutsideAnyScope_runUntouched() async {
+        let log = Log<Int>()
+        let outside = Task.detached { log.append(1) }
+        await withSerialTasks {
+            await runUntilIdle()
+        }
+        await outside.value
+        #expect(log.values == [1])
+    }
+}
+
+/// What a test is told when its scope meets work that quiescence cannot see: a failure that
+/// says what `runUntilIdle` was waiting for, after a bound of real time, never a hang.
+@Suite struct UncoveredWorkTests {
+    /// A tracked task polls for a flag that a Dispatch queue would set: it never settles.
+    @Test func runUntilIdle_whenATaskPollsForUntrackedWork_failsWithADiagnostic() async {
+        let done = Log<Bool>()
+        await withSerialTasks {
+            let poller = Task {
+                while done.values.isEmpty { await Task.yield() }
+            }
+            await withKnownIssue {
+                await runUntilIdle(timeout: .milliseconds(300))
+            } matching: { issue in
+                issue.comments.contains { $0.rawValue.contains("never settled") && $0.rawValue.contains("Task.yield()") }
+            }
+            done.append(true)
+            await poller.value
+            await runUntilIdle()
+        }
+    }
+
+    /// A tracked task blocks its thread waiting for another tracked task, which is queued behind
+    /// it on the same serial executor: a deadlock. After the bound the scope reports it and stops
+    /// serialising, so the second task runs, the first is unblocked, and the test ends.
+    @Test func runUntilIdle_whenATrackedJobBlocksOnAnother_failsAndReleasesTheScope() async {
+        let semaphore = DispatchSemaphore(value: 0)
+        let log = Log<String>()
+        let reported = Log<String>()
+        // The whole scope is inside `withKnownIssue`: on a loaded machine `runUntilIdle` may give
+        // up before the watchdog fires, and then the watchdog's report comes at the scope's end.
+        await withKnownIssue {
+            await withSerialTasks(timeout: .seconds(2)) {
+                let waiter = Task {
+                    semaphore.wait()
+                    log.append("unblocked")
+                }
+                let signaller = Task {
+                    log.append("signal")
+                    semaphore.signal()
+                }
+                await runUntilIdle()
+                await signaller.value
+                await waiter.value
+            }
+        } matching: { issue in
+            for comment in issue.comments { reported.append(comment.rawValue) }
+            return issue.comments.contains { $0.rawValue.contains("runUntilIdle() gave up") || $0.rawValue.contains("withSerialTasks:") }
+        }
+        #expect(log.values == ["signal", "unblocked"])
+        #expect(reported.values.contains { $0.contains("without returning") && $0.contains("no longer serialises") })
+    }
+}
