@@ -117,10 +117,21 @@ func runSingleShot(_ config: Config) async {
         let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
-            for i in 0..<n {
-                sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-                    if onQueue { queue.async { done(.success(i)) } } else { done(.success(i)) }
-                    return Cancellation {}
+            // Two loops, not one `if` in the body: the queue's closure context would otherwise be
+            // allocated on the synchronous path too and blur the per-call malloc count.
+            if onQueue {
+                for i in 0..<n {
+                    sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                        queue.async { done(.success(i)) }
+                        return Cancellation {}
+                    }
+                }
+            } else {
+                for i in 0..<n {
+                    sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                        done(.success(i))
+                        return Cancellation {}
+                    }
                 }
             }
             return sum
@@ -132,10 +143,19 @@ func runSingleShot(_ config: Config) async {
         let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
-            for i in 0..<n {
-                sum &+= try await leanCallback { (done: @escaping @Sendable (Int) -> Void) in
-                    if onQueue { queue.async { done(i) } } else { done(i) }
-                    return {}
+            if onQueue {
+                for i in 0..<n {
+                    sum &+= try await leanCallback { (done: @escaping @Sendable (Int) -> Void) in
+                        queue.async { done(i) }
+                        return {}
+                    }
+                }
+            } else {
+                for i in 0..<n {
+                    sum &+= try await leanCallback { (done: @escaping @Sendable (Int) -> Void) in
+                        done(i)
+                        return {}
+                    }
                 }
             }
             return sum
