@@ -21,7 +21,7 @@ extension CallbackStream {
         @inlinable
         @discardableResult
         public func yield(_ element: sending Element) -> YieldResult {
-            token.storage.act(token.storage.state.withLock { $0.yield(element) }, onDrop: token.onDrop, site: token.site)
+            token.storage.act(token.storage.state.withLock { $0.yield(element) }, undelivered: token.undelivered, site: token.site)
         }
 
         /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
@@ -37,7 +37,7 @@ extension CallbackStream {
             _ element: sending Element,
             isolation: isolated (any Actor)? = #isolation
         ) async -> YieldResult {
-            await token.storage.send(element, onDrop: token.onDrop, site: token.site, isolation: isolation)
+            await token.storage.send(element, undelivered: token.undelivered, site: token.site, isolation: isolation)
         }
 
         /// Ends the stream normally: the consumer receives what is buffered, then `nil`. The
