@@ -190,15 +190,33 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         /// `actor`. The first call runs the builder. If the calling task is cancelled, returns
         /// `nil` and ends the stream (teardown). If another task is already suspended on this
         /// iterator, reports `.concurrentIteration` and returns `nil` to the second caller.
-        @inlinable
+        @inlinable @inline(__always)
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            // Fast path, inlined into the caller: a buffered element with nothing else to do is
+            // taken under one lock pair, without an async call frame or an executor hop.
+            // Everything else (the first call, waiting, the end, cancellation) is out of line.
+            if !Task.isCancelled {
+                let action = consumer._nextAction()
+                if case .element(let element, nil, nil) = action { return element }
+                return try await _next(isolation: actor, action)
+            }
+            return try await _next(isolation: actor, nil)
+        }
+
+        /// The rest of `next(isolation:)`: `first` is the action the fast path got from the state
+        /// machine (nil: the task is cancelled).
+        @inlinable @inline(never)
+        mutating func _next(
+            isolation actor: isolated (any Actor)?,
+            _ first: CallbackStreamStorage<Element, Failure>.Machine.NextAction?
+        ) async throws(Failure) -> Element? {
             let storage = consumer.storage
-            if Task.isCancelled {
+            guard var action = first else {
                 storage.terminateConsumer(undelivered: consumer.undelivered)
                 return nil
             }
             while true {
-                switch storage.state.withLock({ $0.next() }) {
+                switch action {
                 case .element(let element, let sender, let demand):
                     sender?.resume(returning: Handoff(.enqueued))
                     demand?.report()
@@ -213,6 +231,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     delivery.demand?.report()
                     return try delivery.result.get()
                 }
+                action = storage.state.withLock { $0.next() }
             }
         }
 
@@ -234,6 +253,16 @@ extension CallbackStream: Sendable {}
 
 extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.Termination: Sendable {}
+
+extension ConsumerToken {
+    /// One `next` event under the lock. A method on the token (not `consumer.storage.state…` in
+    /// the iterator), so the storage is borrowed from the token instead of retained and released
+    /// around every element.
+    @inlinable @inline(__always)
+    func _nextAction() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
+        storage.state.withLock { $0.next() }
+    }
+}
 
 /// Why an element that was produced was not delivered, as `onUndelivered` learns it.
 public enum UndeliveredReason: Sendable, Hashable, CustomStringConvertible {
