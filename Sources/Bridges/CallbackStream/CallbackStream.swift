@@ -215,6 +215,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 storage.terminateConsumer(undelivered: consumer.undelivered)
                 return nil
             }
+            var askedBeforeSuspending = false
             while true {
                 switch action {
                 case .element(let element, let sender, let demand):
@@ -227,6 +228,13 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 case .runBuilder(let builder):
                     storage.runBuilder(builder, undelivered: consumer.undelivered, site: consumer.site)
                 case .suspend:
+                    // Rendezvous pull source: ask for the element first, then look again; a
+                    // source that answers synchronously never makes the consumer suspend.
+                    if !askedBeforeSuspending, let demand = storage.state.withLock({ $0.demandBeforeSuspending() }) {
+                        askedBeforeSuspending = true
+                        demand.report()
+                        break
+                    }
                     let delivery = await storage.suspend(isolation: actor, undelivered: consumer.undelivered, site: consumer.site)
                     delivery.demand?.report()
                     return try delivery.result.get()

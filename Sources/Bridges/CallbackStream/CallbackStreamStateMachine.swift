@@ -315,6 +315,20 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
+    /// Rendezvous (`.suspending(0)`) with a demand handler: before the consumer suspends, ask
+    /// the producer for one element (once per wait), so that a source that answers
+    /// synchronously (a Combine publisher's `request(.max(1))`, a pull source) hands its element
+    /// over without the consumer suspending at all; `suspend` then asks nothing more. Returns
+    /// nil when there is nothing to ask.
+    @inlinable
+    mutating func demandBeforeSuspending() -> Demand? {
+        guard mode == .suspending, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
+              buffer.isEmpty, senders.isEmpty, let handler = demandHandler
+        else { return nil }
+        granted = 1
+        return Demand(handler, 1)
+    }
+
     // MARK: - Consumer gone or cancelled
 
     @usableFromInline
