@@ -5,11 +5,13 @@ import Bridges
 /// The `Bridges` module's own call-site type is internal, so this captures the public
 /// ``Diagnostics/current`` handler at creation and reports to it later from any thread, which
 /// is what keeps a test's `Diagnostics.withHandler` scoped to the bridges it created.
+@usableFromInline
 struct Reporter: Sendable {
     let fileID: String
     let line: UInt
     private let handler: Diagnostics.Handler
 
+    @usableFromInline
     init(fileID: String, line: UInt) {
         self.fileID = fileID
         self.line = line
