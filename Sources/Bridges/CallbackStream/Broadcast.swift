@@ -61,7 +61,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
             }
         }
         if report {
-            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded")
+            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded", bridge: self)
         }
     }
 

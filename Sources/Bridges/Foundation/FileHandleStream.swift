@@ -14,7 +14,9 @@ extension FileHandle {
     ) -> CallbackStream<Data, Never> {
         let handle = UncheckedBox(self)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            let ended = _EndOnce()
             handle.value.readabilityHandler = { readable in
+                guard !ended.isEnded else { return }  // a call already queued when the handler was unset
                 let (chunks, atEnd) = _readAvailable(readable)
                 for chunk in chunks {
                     if case .terminated = sink.yield(chunk) {
@@ -22,7 +24,7 @@ extension FileHandle {
                         return
                     }
                 }
-                if atEnd {
+                if atEnd, ended.end() {
                     readable.readabilityHandler = nil
                     sink.finish()
                 }
@@ -41,7 +43,9 @@ extension FileHandle {
         let handle = UncheckedBox(self)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let splitter = LineSplitter()
+            let ended = _EndOnce()
             handle.value.readabilityHandler = { readable in
+                guard !ended.isEnded else { return }  // a call already queued when the handler was unset
                 let (chunks, atEnd) = _readAvailable(readable)
                 var lines: [String] = []
                 for chunk in chunks { lines += splitter.feed(chunk) }
@@ -52,7 +56,7 @@ extension FileHandle {
                         return
                     }
                 }
-                if atEnd {
+                if atEnd, ended.end() {
                     readable.readabilityHandler = nil
                     sink.finish()
                 }
@@ -60,6 +64,16 @@ extension FileHandle {
             return Cancellation { handle.value.readabilityHandler = nil }
         }
     }
+}
+
+/// Whether a handle's stream has seen the end of file. Foundation may call `readabilityHandler`
+/// once more after it was set to nil (the call was already queued): that call found the end of
+/// file again and finished the stream a second time (the BridgesSoak run caught it, ~1 in 200).
+final class _EndOnce: Sendable {
+    private let state = LockedState<Bool>.create(false)
+    var isEnded: Bool { state.withLock { $0 } }
+    /// True for the first caller only.
+    func end() -> Bool { state.withLock { ended in defer { ended = true }; return !ended } }
 }
 
 /// Reads what is available now; `atEnd` when the end of file was reached.

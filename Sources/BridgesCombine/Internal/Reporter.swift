@@ -18,7 +18,9 @@ struct Reporter: Sendable {
         self.handler = Diagnostics.current
     }
 
-    func report(_ kind: BridgeDiagnostic.Kind, _ message: String) {
-        handler(BridgeDiagnostic(kind: kind, message: message, fileID: fileID, line: line))
+    /// Reports `kind` once per `bridge` (the subscriber or subscription misused); later
+    /// occurrences only count (``BridgeDiagnostic/occurrences``).
+    func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject) {
+        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
     }
 }

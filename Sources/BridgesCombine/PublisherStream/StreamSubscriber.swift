@@ -115,7 +115,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .excess:
             reporter.report(
                 .excessEmission,
-                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped"
+                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped",
+                bridge: self
             )
         case .yield:
             break
