@@ -1,10 +1,5 @@
 // swift-tools-version: 6.1
 import PackageDescription
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
 //
@@ -18,7 +13,8 @@ let package = Package(
         .library(name: "Bridges", targets: ["Bridges"]),
         .library(name: "BridgesCombine", targets: ["BridgesCombine"]),
         .library(name: "BridgesTesting", targets: ["BridgesTesting"]),
-        .executable(name: "BridgesTour", targets: ["BridgesTour"]),
+        // No product for the tour: `swift run BridgesTour` runs an executable target of the root
+        // package, and users of the package are not handed a demo executable.
     ],
     traits: [
         .trait(
@@ -71,6 +67,8 @@ let package = Package(
             ],
             path: "Examples/SearchScreen", exclude: ["README.md"]
         ),
+        .target(name: "ProfileLegacyKit", path: "Examples/ProfileScreen/LegacyKit", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], path: "Examples/ProfileScreen", exclude: ["README.md", "LegacyKit"]),
         .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "AccountsScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
         .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
         .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
@@ -78,8 +76,13 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// ProfileScreen (issue 14) is tested in ExamplesTests too; added here so its line above stays untouched.
+package.targets.first { $0.name == "ExamplesTests" }?.dependencies.append("ProfileScreen")
+
 // Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
 // The DocC plugin is added only when asked for, so it never enters users' dependency graph.
-if getenv("BRIDGES_DOCS") != nil {
+// `Context.environment` (PackageDescription 6.0+) is the supported way for a manifest to read the
+// environment: SwiftPM knows the manifest depends on it and re-evaluates it when it changes.
+if Context.environment["BRIDGES_DOCS"] != nil {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
 }

@@ -1,37 +1,12 @@
 import Bridges
 import Foundation
 
-// Example code, not part of Bridges: the three small operators this screen needs, each a
-// `CallbackStream` (or a plain wrapper) so that leaving the loop tears everything down.
-// swift-async-algorithms has production versions of debounce and combineLatest.
+// Example code, not part of Bridges: the small operators this screen needs that Bridges does not
+// ship (swift-async-algorithms has `removeDuplicates()`, `chain` for prepend, and `combineLatest`),
+// each a `CallbackStream` so that leaving the loop tears everything down. The time-based one,
+// `debounce(for:clock:)`, and the cancel-previous `collectLatest(weak:in:)` are Bridges' own.
 
 extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Never {
-    /// Emits an element once `duration` has passed on `clock` without a newer one (the
-    /// pending element is dropped when the upstream ends). Timers run on `clock`, so a test
-    /// drives them with `TestClock`.
-    func debounce<C: Clock>(for duration: C.Duration, clock: C) -> CallbackStream<Element, Never> where C.Duration: Sendable {
-        CallbackStream(buffering: .unbounded) { sink in
-            let generation = ExampleLockedValue(0)     // only the newest timer may emit
-            let timer = ExampleLockedValue<Task<Void, Never>?>(nil)
-            let upstream = Task {
-                for await element in self {
-                    let mine = generation.update { $0 += 1; return $0 }
-                    let next = Task {
-                        guard (try? await clock.sleep(for: duration)) != nil else { return }
-                        if generation.update({ $0 }) == mine { sink.yield(element) }
-                    }
-                    timer.update { $0?.cancel(); $0 = next }
-                }
-                timer.update { $0?.cancel() }
-                sink.finish()
-            }
-            return Cancellation {
-                upstream.cancel()
-                timer.update { $0?.cancel() }
-            }
-        }
-    }
-
     /// Skips an element equal to the one before it.
     func removeDuplicates() -> CallbackStream<Element, Never> where Element: Equatable {
         CallbackStream(buffering: .unbounded) { sink in

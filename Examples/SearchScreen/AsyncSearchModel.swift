@@ -2,10 +2,11 @@ import Bridges
 import Foundation
 
 // snippet:begin searchScreen.after
-/// The async version: the text field feeds an `AsyncStream`; the same chain of operators (small
-/// ones written for this example, driven by a `Clock`); the results loop runs on behalf of the
-/// model through a weak-owner task, so the model is never kept alive by its own pipeline and
-/// its death tears the pipeline down.
+/// The async version: the text field feeds an `AsyncStream`; the same chain of operators
+/// (Bridges' `debounce` on a `Clock`, small example ones for the rest); the results are collected
+/// on behalf of the model with `collectLatest(weak:in:)`: a newer query cancels the work still
+/// running for the previous one, the model is never kept alive by its own pipeline, and its
+/// death tears the pipeline down.
 public final class AsyncSearchModel: SearchScreenModel, Sendable {
     private let results = ExampleLockedValue<[[Movie]]>([])
     private let searchText = AsyncStream.makeStream(of: String.self)
@@ -19,7 +20,7 @@ public final class AsyncSearchModel: SearchScreenModel, Sendable {
             .prepend("")                                  // the empty query shows everything at once
             .removeDuplicates()
         combineLatest(query, catalog)
-            .forEach(weak: self, in: bag) { owner, pair in
+            .collectLatest(weak: self, in: bag) { owner, pair in
                 owner.results.update { $0.append(filter(pair.1, by: pair.0)) }
             }
     }

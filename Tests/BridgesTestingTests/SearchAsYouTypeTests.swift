@@ -1,3 +1,4 @@
+import Bridges
 import BridgesTesting
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         }
 
         func start() -> Task<Void, any Error> {
-            let queries = debounce(searchText, for: .milliseconds(300), clock: clock)
+            let queries = searchText.debounce(for: .milliseconds(300), clock: clock)  // Bridges' debounce
             return Task { [api, results] in
                 for await query in queries {
                     let found = try await withCallback { done in api.call(query, completion: done) }
@@ -130,7 +131,7 @@ import Testing
             for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
             await clock.advance(by: .milliseconds(299))
             #expect(api.invocationCount == 0)
-            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: the earlier ones were cancelled
+            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: later text moved its deadline
 
             search.cancel()
             _ = await search.result
@@ -143,7 +144,7 @@ import Testing
         let clock = TestClock()
         try await withSerialTasks {
             let text = ProcessingChannel<String>()
-            let queries = debounce(text, for: .milliseconds(300), clock: clock).record()
+            let queries = text.debounce(for: .milliseconds(300), clock: clock).record()
             try await text.send("1")
             await clock.advance(by: .milliseconds(300))
             #expect(try await queries.next() == "1")

@@ -42,6 +42,21 @@ struct SearchScreenTests {
     }
     #endif
 
+    /// Bridges' `debounce` and `collectLatest(weak:in:)` in the async model: releasing the model
+    /// while a query waits out its debounce window cancels that timer and stops the pipeline.
+    @Test func asyncViewModel_releasedMidDebounce_cancelsTheTimerAndStopsThePipeline() async {
+        let harness = AsyncSearchHarness()
+        await harness.run {
+            await harness.publishCatalog(firstCatalog)
+            await harness.type("12")
+            await harness.advance(milliseconds: 150)
+            #expect(harness.model?.rendered == [firstCatalog])
+            let (deallocated, catalogReleased) = await harness.release()   // also expects no sleeper left
+            #expect(deallocated)
+            #expect(catalogReleased)
+        }
+    }
+
     @Test func exampleRunReportsTheSameTranscriptForBoth() async {
         let report = await runSearchScreen(log: { _ in })
         #expect(report.async == .expected)

@@ -53,6 +53,7 @@ func runAll() async -> Int32 {
     await runCombine(config)
     await runScaling(config)
     await runMemory(config)
+    await runOperators(config)
 
     printReport(config: config, buildInfo: buildInfo)
     print("total time: \(started.duration(to: .now)); load average at end: \(loadAverage())")

@@ -45,7 +45,7 @@ final class ReportCounter: Sendable {
         { [self] diagnostic in
             state.withLock { $0.counts[diagnostic.kind.description, default: 0] += 1 }
             if diagnostic.kind == .excessEmission {
-                // Read the live count when the flood is over: the case registers it then.
+                // Its live count is read when the run is over (`settleFloods`).
                 pendingFlood.withLock { $0.append(diagnostic) }
             }
         }
@@ -128,8 +128,9 @@ let opsScale = Double(ProcessInfo.processInfo.environment["BRIDGES_SOAK_SCALE"] 
 func allocatedBytes() -> Int { Int(bench_allocated_bytes()) }
 
 /// Heap growth a kind may leave behind whatever its op count: runtime caches, dispatch's thread
-/// pool, the ledger's table. A leak of one 16-byte object per op is 1.6 MB over 100 000 ops.
-let heapTolerance = 160 * 1024
+/// pool and continuation caches, the ledger's table (seen: up to ~120 KiB once, under load;
+/// 4× the ops leave the same). A leak of one 16-byte object per op is 1.6 MB over 100 000 ops.
+let heapTolerance = 256 * 1024
 
 func runLanes(_ soak: SoakCase, ops: Int, first: Int) async throws -> Int {
     try await withThrowingTaskGroup(of: Int.self) { group in

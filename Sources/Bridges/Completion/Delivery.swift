@@ -73,3 +73,23 @@ public struct Delivery: Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// `on: .mainActor` for handlers that are themselves `@MainActor`: the overloads of `subscribe`
+/// and `withCompletion` that take it accept `@MainActor` closures, so code in a `@MainActor`
+/// type may set its state in them without `await`, `assumeIsolated` or warnings.
+///
+/// ```swift
+/// token = items.subscribe(on: .mainActor) { item in self.title = item }
+/// withCompletion(on: .mainActor, completion) { try await self.load() }  // completion: @MainActor (Result<…>) -> Void
+/// ```
+///
+/// You never name this type: `.mainActor` picks these overloads whenever the handler is (or may
+/// be) main-actor isolated, and behaves like ``Delivery/mainActor`` otherwise.
+public struct MainActorDelivery: Sendable, CustomStringConvertible {
+    @inlinable init() {}
+
+    /// Calls back on the main actor, with handlers typed `@MainActor`.
+    public static let mainActor = MainActorDelivery()
+
+    public var description: String { "Delivery.mainActor" }
+}

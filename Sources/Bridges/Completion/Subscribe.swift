@@ -22,8 +22,10 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   finished, or the error it threw. It is **not** called when you cancel (as with Combine).
     /// - Cancelling the token cancels the Task, so the sequence's `next()` returns and its source
     ///   is torn down (a `CallbackStream` runs its teardown, an `AsyncStream` its `onTermination`).
-    ///   Once `cancel()` has returned, no element is delivered that was not already being
-    ///   delivered; cancel from the delivery queue or actor and none at all.
+    /// - `cancel()` is final: once it has returned, no `onElement` or `onFinish` call starts.
+    ///   A call in progress on another thread is waited for (so `cancel()` may block for as long
+    ///   as that call runs); a `cancel()` made from inside `onElement` returns at once, and no
+    ///   further call is made.
     ///
     /// - Once the subscription has ended by itself the token reads as cancelled and holds
     ///   nothing, so a ``CancellationBag`` drops it.
@@ -37,43 +39,90 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   - delivery: Where `onElement` and `onFinish` run. Default `.current`: on the iterating task.
     ///   - onElement: Called for each element.
     ///   - onFinish: Called once when the sequence ends by itself, with its error or `nil`.
+    @_disfavoredOverload  // `on: .mainActor` picks the `@MainActor` form below
     public func subscribe(
         on delivery: Delivery = .current,
         onElement: @escaping @Sendable (Element) -> Void,
         onFinish: @escaping @Sendable ((any Error)?) -> Void = { _ in }
     ) -> Cancellation {
-        let state = LockedState<SubscriptionStateMachine>.create(SubscriptionStateMachine())
-        let token = Cancellation { state.withLock { $0.cancel() }?.cancel() }
-        let task: Task<Void, Never>
+        let core = OwnedTask()
+        let token = Cancellation { core.cancel() }
         if case .mainActor = delivery.kind {
-            task = Task { @MainActor in
-                await _subscriptionLoop(
-                    self, isolation: MainActor.shared, state: state, delivery: .current,
-                    onElement: onElement, onFinish: onFinish
-                )
-                token.cancel()  // marks the token done, so a bag drops it
-            }
+            core.attach(Task { @MainActor in
+                await _mainActorSubscriptionLoop(self, core: core, token: token, onElement: onElement, onFinish: onFinish)
+            })
         } else {
-            task = Task {
-                await _subscriptionLoop(
-                    self, isolation: nil, state: state, delivery: delivery,
-                    onElement: onElement, onFinish: onFinish
-                )
-                token.cancel()
-            }
+            core.attach(Task {
+                await _subscriptionLoop(self, core: core, token: token, delivery: delivery, onElement: onElement, onFinish: onFinish)
+            })
         }
-        if !state.withLock({ $0.attach(task) }) { task.cancel() }  // no-op if it already finished
+        return token
+    }
+
+    /// Consumes the sequence on the main actor and hands each element to `onElement` there: the
+    /// form for `@MainActor` types, whose handlers may touch their state without `await`.
+    ///
+    /// ```swift
+    /// @MainActor final class FeedViewModel {
+    ///     var title = ""
+    ///     let bag = CancellationBag()
+    ///     func start(items: CallbackStream<String, Never>) {
+    ///         items.subscribe(on: .mainActor) { item in self.title = item }.store(in: bag)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Same guarantees as `subscribe(on:onElement:onFinish:)`: one call at a
+    /// time, in order; `onFinish` at most once and never after a cancel; once `cancel()` has
+    /// returned no call starts. The loop runs on the main actor, so an isolation-aware source
+    /// (`CallbackStream`) hands buffered elements over without a hop.
+    /// - Important: The handlers capture what they use strongly (here `self`) until the
+    ///   subscription ends: keep the token in the owner's bag, or use
+    ///   ``forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)``.
+    public func subscribe(
+        on _: MainActorDelivery,
+        onElement: @escaping @MainActor (Element) -> Void,
+        onFinish: @escaping @MainActor ((any Error)?) -> Void = { _ in }
+    ) -> Cancellation {
+        let core = OwnedTask()
+        let token = Cancellation { core.cancel() }
+        core.attach(Task { @MainActor in
+            await _mainActorSubscriptionLoop(self, core: core, token: token, onElement: onElement, onFinish: onFinish)
+        })
         return token
     }
 }
 
-/// The loop behind `subscribe`, run in `isolation` so that `for await` asks an isolation-aware
-/// source for elements without leaving that actor. `delivery` is `.current` when the loop already
-/// runs where the caller wants its callbacks.
+/// The loop behind `subscribe(on: .mainActor)`: runs on the main actor, so `for await` asks an
+/// isolation-aware source for elements without leaving it, and each handler call is direct.
+@MainActor
+func _mainActorSubscriptionLoop<S: AsyncSequence & Sendable>(
+    _ sequence: S,
+    core: OwnedTask,
+    token: Cancellation,
+    onElement: @MainActor (S.Element) -> Void,
+    onFinish: @MainActor ((any Error)?) -> Void
+) async where S.Element: Sendable {
+    var failure: (any Error)?
+    do {
+        for try await element in sequence {
+            // Checked after `next()`: a cancel made during the last call has been seen by the
+            // sequence (an `AsyncStream` tears down when `next()` runs in a cancelled task).
+            guard core.deliver({ onElement(element) }) else { return }  // cancelled
+        }
+    } catch {
+        failure = error
+    }
+    core.finish { onFinish(failure) }
+    token.cancel()  // marks the token done (the core has finished: nothing else happens)
+}
+
+/// The loop behind `subscribe(on: .current)` and `.queue`: runs on the global executor. Each
+/// call is made through the core where it runs (on the queue), so a cancel made in between wins.
 func _subscriptionLoop<S: AsyncSequence & Sendable>(
     _ sequence: S,
-    isolation: isolated (any Actor)?,
-    state: LockedState<SubscriptionStateMachine>,
+    core: OwnedTask,
+    token: Cancellation,
     delivery: Delivery,
     onElement: @escaping @Sendable (S.Element) -> Void,
     onFinish: @escaping @Sendable ((any Error)?) -> Void
@@ -81,20 +130,20 @@ func _subscriptionLoop<S: AsyncSequence & Sendable>(
     var failure: (any Error)?
     do {
         for try await element in sequence {
-            guard state.withLock({ $0.isActive }) else { break }
+            // Checked after `next()` (see the main-actor loop), and again where the call runs.
             if case .current = delivery.kind {
-                onElement(element)
+                guard core.deliver({ onElement(element) }) else { return }
             } else {
-                await delivery.deliverAndWait {
-                    // Checked again where it runs: a cancel() made on the delivery queue wins.
-                    if state.withLock({ $0.isActive }) { onElement(element) }
-                }
+                guard core.isActive else { return }
+                await delivery.deliverAndWait { _ = core.deliver { onElement(element) } }
             }
         }
     } catch {
         failure = error
     }
-    guard state.withLock({ $0.finish() }) else { return }  // cancelled: no onFinish
     let error = failure
-    delivery.deliver { onFinish(error) }
+    delivery.deliver {
+        core.finish { onFinish(error) }
+        token.cancel()
+    }
 }

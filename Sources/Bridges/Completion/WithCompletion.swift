@@ -7,11 +7,15 @@ import Dispatch
 //   to it, like `Task { }`); the returned ``Cancellation`` cancels that Task;
 // - the completion handler is called exactly once: with the value, with the error the work threw,
 //   or with `CancellationError` when `cancel()` came first (unless `whenCancelled: .doNotCall`,
-//   then at most once). The first of "work finished" and "cancel() called" decides; once
-//   `cancel()` has returned, the handler can only see `CancellationError` (or nothing);
+//   then at most once). The first of "work finished" and "cancel() called" decides, and the
+//   work's side of that race is decided where the handler runs (on the delivery queue or
+//   actor), serialised against `cancel()` by the owned-task core (`OwnedTask`): once `cancel()`
+//   has returned no call with the work's value or error starts, only (by default) the one call
+//   with `CancellationError`; with `.doNotCall`, no call at all;
 // - on cancel the handler is called (with `.current`) or enqueued (on a queue or the main
 //   actor) inside `cancel()`, without waiting for the work to notice: work that ignores
-//   cancellation cannot hold the caller up, and its late result is discarded;
+//   cancellation cannot hold the caller up, and its late result is discarded. A `cancel()`
+//   made while the handler runs on another thread returns once that call has returned;
 // - the handler runs where `on:` says (see ``Delivery``).
 
 /// What a bridge does with its completion handler when the caller cancels.
@@ -31,34 +35,43 @@ public struct CancelledCompletion: Sendable, Hashable, CustomStringConvertible {
     public var description: String { callsHandler ? "callWithCancellationError" : "doNotCall" }
 }
 
-/// The one core: every handler shape adapts to `Result<Success, any Error>`.
-@inlinable
+/// The one adapter: every handler shape adapts to `Result<Success, any Error>`, and the task
+/// is an ``OwnedTask``.
+@usableFromInline
 func _withCompletionCore<Success: Sendable>(
     delivery: Delivery,
     whenCancelled: CancelledCompletion,
     completion: @escaping @Sendable (Result<Success, any Error>) -> Void,
     operation: sending @escaping @isolated(any) () async throws -> Success
 ) -> Cancellation {
-    let storage = CompletionStorage<Success>.create(CompletionStateMachine(completion))
-    let task = Task {
+    let core = OwnedTask()
+    // The handler is moved out by whichever of cancel and finish wins, so a cancelled bridge
+    // releases it (and what it captured) at once, even while the work ignores cancellation.
+    let slot = LockedState<(@Sendable (Result<Success, any Error>) -> Void)?>.create(completion)
+    let token = Cancellation {
+        // `cancel()` returns once no handler call is in progress on another thread.
+        guard core.cancel() else { return }
+        let completion = slot.withLock { slot in defer { slot = nil }; return slot }
+        guard whenCancelled.callsHandler, let completion else { return }  // else released here
+        delivery.deliver { completion(.failure(CancellationError())) }
+    }
+    core.attach(Task {
         let result: Result<Success, any Error>
         do {
             result = .success(try await operation())
         } catch {
             result = .failure(error)
         }
-        guard let completion = storage._finish() else { return }  // cancelled first: discard
-        delivery.deliver { completion(result) }
-    }
-    return Cancellation {
-        let completion = storage._cancel()
-        task.cancel()
-        guard let completion else { return }
-        if whenCancelled.callsHandler {
-            delivery.deliver { completion(.failure(CancellationError())) }
+        // Decided where the handler runs: a cancel() made before this point wins.
+        delivery.deliver {
+            core.finish {
+                let completion = slot.withLock { slot in defer { slot = nil }; return slot }
+                completion?(result)
+            }
+            token.cancel()  // marks the token done; the core has ended, so nothing else runs
         }
-        // Otherwise `completion` is released here, outside any lock.
-    }
+    })
+    return token
 }
 
 /// Runs async work for a caller that expects a `Result` completion handler, and returns a
@@ -76,6 +89,12 @@ func _withCompletionCore<Success: Sendable>(
 /// ```swift
 /// @discardableResult
 /// func load(completion: @escaping @Sendable (Result<[Item], Error>) -> Void) -> Cancellation {
+///     withCompletion(on: .queue(callbackQueue), completion) { try await self.load() }
+/// }
+/// ```
+/// In a `@MainActor` type whose handlers are `@MainActor`, `on: .mainActor` takes them as they are:
+/// ```swift
+/// func load(completion: @escaping @MainActor (Result<[Item], Error>) -> Void) -> Cancellation {
 ///     withCompletion(on: .mainActor, completion) { try await self.load() }
 /// }
 /// ```
@@ -95,6 +114,7 @@ func _withCompletionCore<Success: Sendable>(
 ///   ``Cancellation``), so fire-and-forget callers keep working.
 @discardableResult
 @inlinable
+@_disfavoredOverload  // `on: .mainActor` picks the `@MainActor` forms below
 public func withCompletion<Success: Sendable>(
     on delivery: Delivery = .current,
     whenCancelled: CancelledCompletion = .callWithCancellationError,
@@ -123,6 +143,7 @@ public func withCompletion<Success: Sendable>(
 /// Delivery and cancellation are as for the `Result` form of `withCompletion`.
 @discardableResult
 @inlinable
+@_disfavoredOverload  // `on: .mainActor` picks the `@MainActor` forms below
 public func withCompletion<Success: Sendable>(
     on delivery: Delivery = .current,
     whenCancelled: CancelledCompletion = .callWithCancellationError,
@@ -141,6 +162,7 @@ public func withCompletion<Success: Sendable>(
 /// completion handler: `nil` on success, the error on failure, `CancellationError` when cancelled.
 @discardableResult
 @inlinable
+@_disfavoredOverload  // `on: .mainActor` picks the `@MainActor` forms below
 public func withCompletion(
     on delivery: Delivery = .current,
     whenCancelled: CancelledCompletion = .callWithCancellationError,
@@ -152,5 +174,73 @@ public func withCompletion(
         case .success: completion(nil)
         case .failure(let error): completion(error)
         }
+    }, operation: operation)
+}
+
+// MARK: - @MainActor handlers
+
+/// `withCompletion` for a `@MainActor` completion handler: the form a `@MainActor` type uses to
+/// keep its old completion-handler API on top of the new async one.
+///
+/// Before (legacy code, inside `@MainActor final class ProfileModel`):
+/// ```swift
+/// func load(completion: @escaping @MainActor (Result<String, Error>) -> Void) {
+///     api.fetch { result in DispatchQueue.main.async { completion(result) } }
+/// }
+/// ```
+/// After:
+/// ```swift
+/// @discardableResult
+/// func load(completion: @escaping @MainActor (Result<String, any Error>) -> Void) -> Cancellation {
+///     withCompletion(on: .mainActor, completion) { try await self.load() }
+/// }
+/// ```
+/// `completion` runs on the main actor, exactly once (at most once with `.doNotCall`), and never
+/// with the work's result once `cancel()` has returned. See the `Delivery` form for the rest.
+@discardableResult
+@inlinable
+public func withCompletion<Success: Sendable>(
+    on _: MainActorDelivery,
+    whenCancelled: CancelledCompletion = .callWithCancellationError,
+    _ completion: @escaping @MainActor (Result<Success, any Error>) -> Void,
+    @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Success
+) -> Cancellation {
+    // `Delivery.mainActor` runs the core's delivery on the main actor, so the handler is called
+    // from there; `assumeIsolated` states that fact to the type checker (and checks it).
+    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
+        MainActor.assumeIsolated { completion(result) }
+    }, operation: operation)
+}
+
+/// `withCompletion` for a `@MainActor` `(T?, Error?)` completion handler; see the `Result` form.
+@discardableResult
+@inlinable
+public func withCompletion<Success: Sendable>(
+    on _: MainActorDelivery,
+    whenCancelled: CancelledCompletion = .callWithCancellationError,
+    _ completion: @escaping @MainActor (Success?, (any Error)?) -> Void,
+    @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Success
+) -> Cancellation {
+    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
+        MainActor.assumeIsolated {
+            switch result {
+            case .success(let value): completion(value, nil)
+            case .failure(let error): completion(nil, error)
+            }
+        }
+    }, operation: operation)
+}
+
+/// `withCompletion` for a `@MainActor` `(Error?)` completion handler; see the `Result` form.
+@discardableResult
+@inlinable
+public func withCompletion(
+    on _: MainActorDelivery,
+    whenCancelled: CancelledCompletion = .callWithCancellationError,
+    _ completion: @escaping @MainActor ((any Error)?) -> Void,
+    @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Void
+) -> Cancellation {
+    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
+        MainActor.assumeIsolated { completion(result.error) }
     }, operation: operation)
 }

@@ -116,6 +116,10 @@ public enum Diagnostics {
     /// The handler a bridge created here and now would report to.
     public static var current: Handler { taskHandler ?? defaultHandler }
 
+    /// The task-local handler installed here, if any: what a bridge captures at creation (nil
+    /// means "the default handler at report time", so creating a bridge never reads the default).
+    package static var taskLocalHandler: Handler? { taskHandler }
+
     /// Runs `operation` with `handler` receiving the misuse of every bridge created inside it.
     @discardableResult
     public static func withHandler<R>(

@@ -42,8 +42,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   the loop runs on the global executor instead (a Task running on the actor would hold it),
     ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
-    ///   failures inside the sequence, or use ``subscribe(on:onElement:onFinish:)``), or when the
-    ///   token is cancelled (`bag.cancelAll()`).
+    ///   failures inside the sequence, or use `subscribe(on:onElement:onFinish:)`), or when the
+    ///   token is cancelled (`bag.cancelAll()`). The token is checked right before each call of
+    ///   `handler`: once `cancel()` has returned in the handler's isolation (the owner's bag
+    ///   cancelled on the main actor) no call starts. `handler` is `async`, so a call already
+    ///   running is not waited for, and a cancel from another thread can cross a call that is
+    ///   just starting; handlers that must never overlap a cancel from another thread belong
+    ///   in `subscribe(on:onElement:onFinish:)`.
     ///
     /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
     ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a
@@ -76,9 +81,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
         )
+        // Running on the owner's own actor would hold the owner for as long as the loop runs:
+        // then the loop runs on the global executor and `handler` hops to its isolation per call.
         if _isolationIsOwner(owner, isolation) {
             control.attach(Task {
-                await _weakOwnerLoopOffOwner(self, owner: reference, control: control, handler: handler)
+                await _weakOwnerLoop(self, isolation: #isolation, owner: reference, control: control, handler: handler)
                 control.ended(token: token)
             })
         } else {
@@ -91,15 +98,16 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     }
 }
 
-/// The loop behind `forEach(weak:)`, run in the handler's isolation: no hop per element when
-/// the handler is isolated and the source is isolation-aware.
+/// The loop behind `forEach(weak:)`, run in `isolation` (the caller's, unless that is the owner
+/// itself): no hop per element when the handler is isolated there and the source is
+/// isolation-aware.
 @usableFromInline
 func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
     _ sequence: S,
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
     control: OwnedTaskControl,
-    handler: sending @escaping @isolated(any) (Owner, S.Element) async -> Void
+    handler: @escaping @isolated(any) (Owner, S.Element) async -> Void
 ) async where S.Element: Sendable {
     do {
         for try await element in sequence {
@@ -107,28 +115,6 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         }
     } catch {
         // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
-    }
-}
-
-/// The loop for an owner that is itself the caller's actor: runs on the global executor so the
-/// Task does not hold the owner; `handler` hops to its own isolation for each call.
-@usableFromInline
-func _weakOwnerLoopOffOwner<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
-    _ sequence: S,
-    owner reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
-    handler: @isolated(any) (Owner, S.Element) async -> Void
-) async where S.Element: Sendable {
-    do {
-        for try await element in sequence {
-            guard let owner = reference.object else {
-                control.foundOwnerGone()
-                break
-            }
-            await handler(owner, element)
-        }
-    } catch {
-        // As in `_weakOwnerLoop`.
     }
 }
 
@@ -142,6 +128,9 @@ func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
     control: OwnedTaskControl,
     handler: @isolated(any) (Owner, Element) async -> Void
 ) async -> Bool {
+    // Checked right before the call: a cancel() made in the handler's isolation (the owner's
+    // bag on the main actor, the usual case) stops the loop before any further call.
+    guard control.core.isActive else { return false }
     guard let owner = reference.object else {
         control.foundOwnerGone()
         return false

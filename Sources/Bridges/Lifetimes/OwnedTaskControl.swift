@@ -1,24 +1,21 @@
-/// Ties one weak-owner task to a token in its owner's ``CancellationBag``, and runs the opt-in
-/// lifetime checks.
+/// Ties one weak-owner task to a token in its owner's ``CancellationBag``: an ``OwnedTask``
+/// (attach after the token exists, cancel-before-attach remembered, first of cancel and end
+/// wins) plus the opt-in lifetime checks.
 ///
-/// The token is created before the Task (it must be in the bag before the task can end), so the
-/// Task is handed over afterwards; a cancel that arrives in between is remembered and applied
-/// then. When the task ends by itself it cancels its own token, so the bag can prune it.
+/// When the task ends by itself it cancels its own token, so the bag can prune it.
 @usableFromInline
 final class OwnedTaskControl: Sendable {
     @usableFromInline
-    struct State: Sendable {
-        /// nil until `attach`, and again once the task ended.
-        var task: Task<Void, Never>?
-        /// The token was cancelled (the owner's bag went away, or `cancelAll()`).
-        var cancelRequested = false
+    struct Watch: Sendable {
         /// The task returned.
         var ended = false
         /// Watching for a task that does not end after cancellation (lifetime check only).
         var watchdog: Task<Void, Never>?
     }
 
-    private let state = LockedState<State>.create(State())
+    /// The task, and whether it was cancelled or ended: the shared owned-task core.
+    @usableFromInline let core = OwnedTask()
+    private let watch = LockedState<Watch>.create(Watch())
     private let check: OwnerLifetimeCheck
     private let site: CallSite
     /// Tells the checks whether the owner is still alive, without keeping it alive.
@@ -37,28 +34,18 @@ final class OwnedTaskControl: Sendable {
 
     /// Hands over the Task; cancels it at once if the token was cancelled meanwhile.
     @usableFromInline
-    func attach(_ task: Task<Void, Never>) {
-        let cancelNow = state.withLock { state -> Bool in
-            if state.cancelRequested || state.ended { return state.cancelRequested }
-            state.task = task
-            return false
-        }
-        if cancelNow { task.cancel() }
-    }
+    func attach(_ task: Task<Void, Never>) { core.attach(task) }
 
     /// The token's action: the bag was emptied or deallocated.
     @usableFromInline
     func cancel() {
-        let (task, ended) = state.withLock { state -> (Task<Void, Never>?, Bool) in
-            state.cancelRequested = true
-            return (state.task, state.ended)
-        }
-        task?.cancel()
+        core.cancel()
+        let ended = watch.withLock { $0.ended }
         guard !ended, check.enabled, let grace = check.grace, !ownerIsAlive() else { return }
         // The owner is gone and the task was told to stop: it must end within the grace period.
         let watchdog = Task { [self] in
             do { try await grace.sleep() } catch { return }
-            guard !state.withLock({ $0.ended }) else { return }
+            guard !watch.withLock({ $0.ended }) else { return }
             site.report(
                 .ownerLifetime,
                 "\(what) still runs \(grace.description) after its owner \(ownerType) was deallocated and cancelled it: "
@@ -66,7 +53,7 @@ final class OwnedTaskControl: Sendable {
                 bridge: self
             )
         }
-        let stale = state.withLock { state -> Bool in
+        let stale = watch.withLock { state -> Bool in
             if state.ended { return true }
             state.watchdog = watchdog
             return false
@@ -76,13 +63,13 @@ final class OwnedTaskControl: Sendable {
 
     /// Whether the token was cancelled (the bag went away or was emptied).
     @usableFromInline
-    var isCancelRequested: Bool { state.withLock { $0.cancelRequested } }
+    var isCancelRequested: Bool { !core.isActive }
 
     /// The loop found its owner gone. Reports when nobody cancelled it (check on): the bag
     /// passed to it is not released with the owner.
     @usableFromInline
     func foundOwnerGone() {
-        guard check.enabled, !state.withLock({ $0.cancelRequested }) else { return }
+        guard check.enabled, core.isActive else { return }
         site.report(
             .ownerLifetime,
             "\(what) ran on after its owner \(ownerType) was deallocated: it was not cancelled, so the bag passed "
@@ -94,9 +81,9 @@ final class OwnedTaskControl: Sendable {
     /// The task is returning. `token` is cancelled so the bag drops it.
     @usableFromInline
     func ended(token: Cancellation) {
-        let watchdog = state.withLock { state -> Task<Void, Never>? in
+        core.finish()
+        let watchdog = watch.withLock { state -> Task<Void, Never>? in
             state.ended = true
-            state.task = nil
             defer { state.watchdog = nil }
             return state.watchdog
         }

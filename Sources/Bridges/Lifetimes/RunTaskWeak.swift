@@ -53,10 +53,11 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
         ownerType: reference.typeName, what: "runTask(weak:) returning \(Success.self)",
         ownerIsAlive: { reference.object != nil }
     )
+    // Running on the owner's own actor would hold the owner for the whole operation: then the
+    // task runs on the global executor, and `operation` and `apply` hop to their own isolation.
     if _isolationIsOwner(owner, isolation) {
-        // Running on the owner's own actor would hold the owner for the whole operation.
         control.attach(Task {
-            await _weakOwnerOneShotOffOwner(owner: reference, control: control, operation: operation, apply: apply)
+            await _weakOwnerOneShot(isolation: #isolation, owner: reference, control: control, operation: operation, apply: apply)
             control.ended(token: token)
         })
     } else {
@@ -73,8 +74,8 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
     control: OwnedTaskControl,
-    operation: sending @escaping @isolated(any) () async throws -> Success,
-    apply: sending @escaping @isolated(any) (Owner, Result<Success, any Error>) async -> Void
+    operation: @escaping @isolated(any) () async throws -> Success,
+    apply: @escaping @isolated(any) (Owner, Result<Success, any Error>) async -> Void
 ) async {
     let result: Result<Success, any Error>
     do {
@@ -82,29 +83,7 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     } catch {
         result = .failure(error)
     }
-    guard !control.isCancelRequested else { return }
-    guard let owner = reference.object else {
-        control.foundOwnerGone()
-        return
-    }
-    await apply(owner, result)
-}
-
-/// `_weakOwnerOneShot` for an owner that is itself the caller's actor: runs on the global
-/// executor; `operation` and `apply` hop to their own isolation.
-@usableFromInline
-func _weakOwnerOneShotOffOwner<Owner: AnyObject & Sendable, Success: Sendable>(
-    owner reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
-    operation: @isolated(any) () async throws -> Success,
-    apply: @isolated(any) (Owner, Result<Success, any Error>) async -> Void
-) async {
-    let result: Result<Success, any Error>
-    do {
-        result = .success(try await operation())
-    } catch {
-        result = .failure(error)
-    }
+    // Checked right before the call: a cancel() made in `apply`'s isolation wins.
     guard !control.isCancelRequested else { return }
     guard let owner = reference.object else {
         control.foundOwnerGone()

@@ -13,9 +13,21 @@
 ///
 /// Why a builder: with two plain overloads (body returning `Void` / returning `Cancellation`)
 /// the type checker cannot choose for a multi-statement body, and disfavouring either one
-/// silently drops a returned token or rejects bodies without `return`. Bodies the builder can't
-/// take (`guard`, `if`, loops) fall back to a plain `Void` overload; return the token
-/// explicitly there if the call is cancellable.
+/// silently drops a returned token or rejects bodies without `return`.
+///
+/// `if`/`else`, `switch`, `if #available` and `for` are part of the builder, so a body that
+/// checks something before the legacy call keeps the token it ends with:
+/// ```swift
+/// try await withCallback { done in
+///     if cache.isStale { cache.reset() }
+///     let request = client.fetch(id, completion: done)
+///     Cancellation { request.cancel() }                 // kept: the call is cancellable
+/// }
+/// ```
+/// Bodies the builder can't take (`guard`, `do`/`catch`, `while`) fall back to a plain `Void`
+/// overload, which is deprecated with a message saying what to write: `return` the token
+/// explicitly (`return Cancellation { … }`), or `return nil` when the call cannot be cancelled.
+/// A body with an explicit `return` is an ordinary closure and is never dropped.
 @resultBuilder
 public enum LegacyCallBuilder {
     /// What one statement of the body contributed: a token, or nothing.
@@ -33,4 +45,15 @@ public enum LegacyCallBuilder {
         Component(next.cancellation ?? accumulated.cancellation)
     }
     @inlinable public static func buildFinalResult(_ component: Component) -> Cancellation? { component.cancellation }
+    /// `if` without `else`: the branch's token, if it ran.
+    @inlinable public static func buildOptional(_ component: Component?) -> Component { component ?? Component(nil) }
+    /// `if`/`else` and `switch`: the token of the branch that ran.
+    @inlinable public static func buildEither(first component: Component) -> Component { component }
+    @inlinable public static func buildEither(second component: Component) -> Component { component }
+    /// `if #available`.
+    @inlinable public static func buildLimitedAvailability(_ component: Component) -> Component { component }
+    /// `for`: the last token any iteration produced (one legacy call per body is the norm).
+    @inlinable public static func buildArray(_ components: [Component]) -> Component {
+        Component(components.last { $0.cancellation != nil }?.cancellation)
+    }
 }

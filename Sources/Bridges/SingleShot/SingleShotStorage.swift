@@ -111,19 +111,6 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>: @unchecked Sen
             continuation.resume(throwing: BridgeError.callbackDropped)
         }
     }
-
-    @usableFromInline
-    func _startTimeout(_ timeout: BridgeTimeout, _: Result<Success, Failure>.Type) {
-        let task = Task { [self] in
-            do {
-                try await timeout.sleep()
-            } catch {
-                return  // cancelled: the bridge ended first
-            }
-            self._interrupt(timedOut: true, Result<Success, Failure>.self)
-        }
-        if !withLock({ $0.setTimeoutTask(task) }) { task.cancel() }
-    }
 }
 
 /// Holds the storage for the completion handler handed to the legacy API, and tells the bridge

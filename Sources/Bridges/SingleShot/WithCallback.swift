@@ -9,14 +9,18 @@
 //   exactly once and then the task resumes with `CancellationError` (if the task was cancelled
 //   while the body ran, the token runs as soon as the body returns it). A task cancelled before the bridge starts never
 //   runs the body. A result that arrives after cancellation or timeout goes to `onLateResult`;
-// - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way;
+// - `timeout:` ends the wait with ``BridgeError/timedOut`` and cancels the legacy call the same way,
+//   in the caller's isolation (on the main actor for a `@MainActor` caller, so main-thread-only
+//   APIs are cancelled on the main thread);
 // - the body runs synchronously, in the caller's isolation; `done` may be called on any thread,
-//   synchronously inside the body or later.
+//   synchronously inside the body or later;
+// - values need not be `Sendable`: a legacy `User` class crosses from the thread that called
+//   back to the awaiting caller, which then owns it (see ``_Handover``).
 
 /// The core every shape adapts to: returns the legacy result, throws only the bridge's own
 /// failures (cancellation, timeout, dropped callback, an error thrown by the body itself).
 @inlinable
-func _withCallbackCore<Success: Sendable, Failure: Error>(
+func _withCallbackCore<Success, Failure: Error>(
     isolation: isolated (any Actor)?,
     timeout: BridgeTimeout?,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?,
@@ -24,8 +28,10 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
     line: UInt,
     _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?
 ) async throws -> Result<Success, Failure> {
-    let storage = SingleShotStorage<Success, Failure>.create(
-        SingleShotHeader(onLateResult: onLateResult, site: CallSite(fileID: fileID, line: line))
+    // The value travels in a `_Handover`, so `Success` need not be `Sendable`; wrapping it
+    // here (in the closure that captures only `box`) costs no allocation.
+    let storage = SingleShotStorage<_Handover<Success>, Failure>.create(
+        SingleShotHeader(onLateResult: _lateHandover(onLateResult), site: CallSite(fileID: fileID, line: line))
     )
     return try await withTaskCancellationHandler {
         try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
@@ -33,17 +39,56 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
             let box = CallbackBox(storage)
             let cancellation: Cancellation?
             do {
-                cancellation = try body { box($0) }
+                cancellation = try body { box($0.map(_Handover.init)) }
             } catch {
-                storage._bodyThrew(error, Result<Success, Failure>.self)
+                storage._bodyThrew(error, Result<_Handover<Success>, Failure>.self)
                 return
             }
-            storage._bodyReturned(cancellation, Result<Success, Failure>.self)
-            if let timeout { storage._startTimeout(timeout, Result<Success, Failure>.self) }
+            storage._bodyReturned(cancellation, Result<_Handover<Success>, Failure>.self)
+            if let timeout { storage._startTimeout(timeout, isolation: isolation, Result<_Handover<Success>, Failure>.self) }
         }
     } onCancel: {
-        storage._interrupt(timedOut: false, Result<Success, Failure>.self)
+        storage._interrupt(timedOut: false, Result<_Handover<Success>, Failure>.self)
+    }.map(\.value)
+}
+
+/// A value handed over by a legacy completion handler, on its way to the awaiting caller.
+///
+/// Why `@unchecked Sendable` is sound here: the legacy API creates the value and passes it to
+/// its completion handler; the bridge moves it, once, from that call to the awaiting task (the
+/// continuation is resumed exactly once, and nothing else keeps the box), and from then on only
+/// the caller holds it. That is the assumption Swift itself makes when it imports an
+/// Objective-C `(User?, Error?)` completion handler as `async -> User` for a non-`Sendable`
+/// `User`. What it cannot see is a legacy API that keeps the object and mutates it later (a
+/// shared cache): the docs of `withCallback` say so.
+@usableFromInline
+struct _Handover<Value>: @unchecked Sendable {
+    @usableFromInline let value: Value
+    @inlinable init(_ value: Value) { self.value = value }
+}
+
+extension SingleShotStorage {
+    /// The timeout: sleeps on the bridge's clock, then ends the wait and cancels the legacy call
+    /// in `isolation`, the caller's (a `@MainActor` caller's legacy API is cancelled on the main
+    /// actor, as it would be if the caller had cancelled it by hand).
+    @usableFromInline
+    func _startTimeout(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<Success, Failure>.Type) {
+        let task = Task { [self] in
+            do {
+                try await timeout.sleep()
+            } catch {
+                return  // cancelled: the bridge ended first
+            }
+            await _run(in: isolation) { self._interrupt(timedOut: true, Result<Success, Failure>.self) }
+        }
+        if !withLock({ $0.setTimeoutTask(task) }) { task.cancel() }
     }
+}
+
+/// Runs `body` in `isolation` (a hop onto that actor, or the global executor for nil).
+@usableFromInline
+func _run(in isolation: isolated (any Actor)?, _ body: @Sendable () -> Void) async {
+    body()
 }
 
 // MARK: - (Result<T, E>) -> Void
@@ -75,7 +120,7 @@ func _withCallbackCore<Success: Sendable, Failure: Error>(
 /// - Throws: The legacy failure as is (`catch let error as MyError` works), `CancellationError`,
 ///   ``BridgeError``, or whatever the body throws.
 @inlinable
-public func withCallback<Success: Sendable, Failure: Error>(
+public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
@@ -88,10 +133,11 @@ public func withCallback<Success: Sendable, Failure: Error>(
     ).get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable, Failure: Error>(
+public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,
@@ -132,7 +178,7 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
 /// An error wins over a value. Neither (both `nil`) throws ``BridgeError/missingValueAndError``
 /// and is reported, where Swift's own import of such APIs would trap.
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
@@ -146,10 +192,11 @@ public func withCallback<Success: Sendable>(
     ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T?, Error?)` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T?, Error?)` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, any Error>) -> Void)? = nil,
@@ -172,7 +219,7 @@ public func withCallback<Success: Sendable>(
 ///
 /// It still `throws`: cancellation, a timeout or a dropped handler end the wait.
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Success) -> Void)? = nil,
@@ -186,10 +233,11 @@ public func withCallback<Success: Sendable>(
     ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(T) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T) -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
-public func withCallback<Success: Sendable>(
+public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Success) -> Void)? = nil,
@@ -229,8 +277,9 @@ public func withCallback(
     }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
@@ -268,8 +317,9 @@ public func withCallback(
     ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `if`): a non-cancellable `() -> Void` completion handler into `async`.
+/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `() -> Void` completion handler into `async`.
 @_disfavoredOverload
+@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
 @inlinable
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
@@ -292,6 +342,14 @@ func _lateValue<Success>(
 ) -> (@Sendable (Result<Success, Never>) -> Void)? {
     guard let handler else { return nil }
     return { result in handler(result.get()) }
+}
+
+@inlinable
+func _lateHandover<Success, Failure>(
+    _ handler: (@Sendable (Result<Success, Failure>) -> Void)?
+) -> (@Sendable (Result<_Handover<Success>, Failure>) -> Void)? {
+    guard let handler else { return nil }
+    return { result in handler(result.map(\.value)) }
 }
 
 @inlinable

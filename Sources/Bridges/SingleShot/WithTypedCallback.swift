@@ -25,7 +25,7 @@ extension CallbackFailure: Equatable where Failure: Equatable {}
 /// ```
 /// Same guarantees as `withCallback`.
 @inlinable
-public func withTypedCallback<Success: Sendable, Failure: Error>(
+public func withTypedCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
     onLateResult: (@Sendable (Result<Success, Failure>) -> Void)? = nil,

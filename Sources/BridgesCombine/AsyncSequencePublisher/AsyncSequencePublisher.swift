@@ -21,21 +21,24 @@ import Bridges
 /// ```
 ///
 /// - Each subscription makes its own iterator (`makeAsyncIterator()` per subscriber) in its own
-///   task, started only when the subscriber has asked for at least one element.
-/// - Backpressure: one unit of demand is taken before each `next()`; at zero demand iteration
-///   pauses (the task suspends) until `request(_:)`. The subscriber never receives more than it
-///   requested, and the sequence is never asked for an element nobody requested.
-/// - `cancel()` cancels the iterating task (so a cancellation-aware sequence stops and tears its
-///   source down) and releases the subscriber. Nothing is sent after a `cancel()` made from inside
-///   `receive(_:)`; a `cancel()` from another thread may race the one element being handed over
-///   at that moment (as in Combine), never more, and never a completion.
+///   task, started when the subscriber has returned from `receive(subscription:)`.
+/// - Backpressure: the task asks the sequence for one element ahead, then takes one unit of
+///   demand before emitting it; at zero demand it pauses (suspended, holding that one element)
+///   until `request(_:)`. The subscriber never receives more than it requested.
 /// - Completion is sent exactly once: `.finished` when `next()` returns nil, `.failure` when it
-///   throws. Since `next()` is only called with demand, a subscriber that has received exactly
-///   the elements it asked for sees `.finished` once it requests one more (Combine's `Sink`, with
-///   unlimited demand, sees it at once).
-/// - Threading: the subscriber is called from the iterating task (the global concurrent
-///   executor), one call at a time. Use `receive(on:)` to hop to a scheduler.
-/// - `request(.none)` is reported as ``BridgeDiagnostic/Kind/invalidDemand`` and ignored.
+///   throws, without waiting for demand (as Combine's own publishers and Reactive Streams §1.4
+///   do): an empty sequence completes right after subscription, an exhausted one right after
+///   its last element.
+/// - `cancel()` is final: it cancels the iterating task (so a cancellation-aware sequence stops
+///   and tears its source down) and releases the subscriber; once it has returned no
+///   `receive` call starts (a call in progress on another thread is waited for), and a
+///   `cancel()` from inside `receive(_:)` stops everything after it. An element fetched ahead
+///   and not yet emitted is dropped.
+/// - Threading: the subscriber is called one call at a time, in the isolation `publisher()` was
+///   called in: on the main actor when a `@MainActor` type makes the publisher (so a `sink`
+///   written there, which Swift 6 checks at run time, runs on the main actor), else on the
+///   global concurrent executor. Use `receive(on:)` to hop anywhere else.
+/// - `request(.none)` is reported as `BridgeDiagnostic.Kind.invalidDemand` and ignored.
 public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Error>: Publisher, Sendable {
     public typealias Output = Base.Element
 
@@ -45,15 +48,19 @@ public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Er
     /// The sequence is known to end after one element (``AsyncFuture``): complete right after it,
     /// without waiting for demand to ask `next()` for the end.
     private let endsAfterOneElement: Bool
+    /// Where subscribers are called: the isolation `publisher()` was called in.
+    private let isolation: (any Actor)?
 
     init(
         _ base: Base,
         failure: @escaping @Sendable (any Error) -> Failure,
         endsAfterOneElement: Bool = false,
+        isolation: (any Actor)? = nil,
         fileID: String,
         line: UInt
     ) {
         self.base = base
+        self.isolation = isolation
         self.failure = failure
         self.endsAfterOneElement = endsAfterOneElement
         self.reporter = Reporter(fileID: fileID, line: line)
@@ -65,6 +72,7 @@ public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Er
             subscriber: subscriber,
             failure: failure,
             endsAfterOneElement: endsAfterOneElement,
+            isolation: isolation,
             reporter: reporter
         )
         subscriber.receive(subscription: subscription)
@@ -78,28 +86,41 @@ extension AsyncSequence where Self: Sendable {
     /// It fails with `any Error` (whatever `next()` threw). For a sequence whose `Failure` is
     /// `Never` (where the OS's Swift runtime knows `AsyncSequence.Failure`: macOS 15, iOS 18 and
     /// later, and Linux), the more specific overload gives a publisher that never fails.
-    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, any Error> {
-        AsyncSequencePublisher(self, failure: { $0 }, fileID: fileID, line: line)
+    ///
+    /// - Parameters:
+    ///   - isolation: Where subscribers are called; leave the default (the caller's).
+    ///   - fileID: Call site reported with any misuse; leave the default.
+    ///   - line: Call site reported with any misuse; leave the default.
+    public func publisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AsyncSequencePublisher<Self, any Error> {
+        AsyncSequencePublisher(self, failure: { $0 }, isolation: isolation, fileID: fileID, line: line)
     }
 
     /// The same publisher, type-erased: `sequence.eraseToAnyPublisher()` reads like Combine.
-    public func eraseToAnyPublisher(fileID: String = #fileID, line: UInt = #line) -> AnyPublisher<Element, any Error> {
-        publisher(fileID: fileID, line: line).eraseToAnyPublisher()
+    public func eraseToAnyPublisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AnyPublisher<Element, any Error> {
+        AsyncSequencePublisher(self, failure: { $0 }, isolation: isolation, fileID: fileID, line: line).eraseToAnyPublisher()
     }
 }
 
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 extension AsyncSequence where Self: Sendable, Failure == Never {
     /// A Combine publisher over this sequence that never fails; see ``AsyncSequencePublisher``.
-    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, Never> {
+    public func publisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AsyncSequencePublisher<Self, Never> {
         AsyncSequencePublisher(self, failure: { error in
             preconditionFailure("Internal inconsistency: \(Self.self), whose Failure is Never, threw \(error)")
-        }, fileID: fileID, line: line)
+        }, isolation: isolation, fileID: fileID, line: line)
     }
 
     /// The same publisher, type-erased.
-    public func eraseToAnyPublisher(fileID: String = #fileID, line: UInt = #line) -> AnyPublisher<Element, Never> {
-        publisher(fileID: fileID, line: line).eraseToAnyPublisher()
+    public func eraseToAnyPublisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AnyPublisher<Element, Never> {
+        publisher(isolation: isolation, fileID: fileID, line: line).eraseToAnyPublisher()
     }
 }
 
@@ -111,19 +132,23 @@ extension AsyncSequence where Self: Sendable, Failure == Never {
 
 extension AsyncStream where Element: Sendable {
     /// A Combine publisher over this stream that never fails; see ``AsyncSequencePublisher``.
-    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, Never> {
+    public func publisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AsyncSequencePublisher<Self, Never> {
         AsyncSequencePublisher(self, failure: { error in
             preconditionFailure("Internal inconsistency: AsyncStream threw \(error)")
-        }, fileID: fileID, line: line)
+        }, isolation: isolation, fileID: fileID, line: line)
     }
 }
 
 extension CallbackStream where Failure == Never, Element: Sendable {
     /// A Combine publisher over this stream that never fails; see ``AsyncSequencePublisher``.
-    public func publisher(fileID: String = #fileID, line: UInt = #line) -> AsyncSequencePublisher<Self, Never> {
+    public func publisher(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
+    ) -> AsyncSequencePublisher<Self, Never> {
         AsyncSequencePublisher(self, failure: { error in
             preconditionFailure("Internal inconsistency: CallbackStream<_, Never> threw \(error)")
-        }, fileID: fileID, line: line)
+        }, isolation: isolation, fileID: fileID, line: line)
     }
 }
 #endif

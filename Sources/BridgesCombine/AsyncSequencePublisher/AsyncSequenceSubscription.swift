@@ -8,10 +8,13 @@ import OpenCombine
 import Bridges
 
 /// One subscription to an ``AsyncSequencePublisher``: a lock around
-/// ``AsyncSequenceSubscriptionStateMachine`` and the task that iterates the sequence.
+/// ``AsyncSequenceSubscriptionStateMachine`` (demand, the subscriber) and the iterating task, an
+/// `OwnedTask` (Bridges' one owned-task core).
 ///
-/// The subscriber is called only from the iterating task, one call at a time, never with the
-/// lock held; `request(_:)` and `cancel()` may come from any thread, including from inside
+/// The subscriber is called only from the iterating task, one call at a time, never with a lock
+/// held, through the core: once `cancel()` has returned no `receive` call starts (a call in
+/// progress on another thread is waited for; a `cancel()` from inside `receive(_:)` returns at
+/// once). `request(_:)` and `cancel()` may come from any thread, including from inside
 /// `receive(_:)`.
 final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: Error>:
     Subscription, @unchecked Sendable  // all mutable state is in `state`, behind its lock; the
@@ -21,24 +24,31 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
     typealias Downstream = AnySubscriber<Base.Element, Failure>
 
     private let state: Locked<AsyncSequenceSubscriptionStateMachine<Downstream>>
+    private let core = OwnedTask()
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
     private let reporter: Reporter
     private let endsAfterOneElement: Bool
+    private let isolation: (any Actor)?
 
-    init<S: Subscriber>(base: Base, subscriber: S, failure: @escaping @Sendable (any Error) -> Failure, endsAfterOneElement: Bool, reporter: Reporter)
-        where S.Input == Base.Element, S.Failure == Failure
-    {
+    init<S: Subscriber>(
+        base: Base, subscriber: S, failure: @escaping @Sendable (any Error) -> Failure, endsAfterOneElement: Bool,
+        isolation: (any Actor)?, reporter: Reporter
+    ) where S.Input == Base.Element, S.Failure == Failure {
         self.base = base
         self.failure = failure
         self.reporter = reporter
         self.endsAfterOneElement = endsAfterOneElement
+        self.isolation = isolation
         self.state = Locked(AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
     }
 
     /// Called by the publisher once `subscriber.receive(subscription:)` has returned.
     func didSubscribe() {
-        if case .startTask = state.withLock({ $0.didSubscribe() }) { startTask() }
+        if case .startTask = state.withLock({ $0.didSubscribe() }) {
+            let isolation = self.isolation
+            core.attach(Task { await self.iterate(isolation: isolation) })
+        }
     }
 
     func request(_ demand: Subscribers.Demand) {
@@ -47,48 +57,45 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
             break
         case .reportInvalidDemand:
             reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored", bridge: self)
-        case .startTask:
-            startTask()
         case .resume(let waiter):
             waiter.resume(returning: true)
         }
     }
 
     func cancel() {
-        guard case .cancel(let task, let waiter, let subscriber) = state.withLock({ $0.cancel() }) else { return }
-        task?.cancel()
+        guard case .cancel(let waiter, let subscriber) = state.withLock({ $0.cancel() }) else { return }
+        core.cancel()  // cancels the task; returns once no `receive` call is in progress elsewhere
         waiter?.resume(returning: false)
         _ = subscriber  // released here, outside the lock
     }
 
-    private func startTask() {
-        let task = Task { await self.iterate() }
-        if case .cancel(let task) = state.withLock({ $0.taskStarted(task) }) { task.cancel() }
+    /// The body of the iterating task, run in the isolation `publisher()` was called in (the main
+    /// actor for a `@MainActor` caller, so its `sink` closures run there): one `next()` ahead,
+    /// then one unit of demand, then one emission.
+    private func iterate(isolation: isolated (any Actor)?) async {
+        guard core.isActive else { return }  // cancelled before the task ran: make no iterator
+        // A one-element sequence (`AsyncFuture`) stays lazy: its work starts with the first demand.
+        if endsAfterOneElement { guard await awaitDemand() else { return } }
+        do {
+            for try await element in base {
+                if !endsAfterOneElement { guard await awaitDemand() else { return } }  // cancelled: dropped
+                guard let subscriber = state.withLock({ $0.subscriberForEmission() }) else { return }
+                var additional = Subscribers.Demand.none
+                guard core.deliver({ additional = subscriber.receive(element) }) else { return }
+                if endsAfterOneElement { break }
+                state.withLock { $0.received(additional: additional) }
+                guard core.isActive else { return }  // cancelled inside `receive`: fetch nothing more
+            }
+        } catch {
+            complete(.failure(failure(error)))
+            return
+        }
+        complete(.finished)  // exhausted: no demand needed (as Combine's Publishers.Sequence)
     }
 
-    /// The body of the iterating task: one unit of demand, then one `next()`, then one emission.
-    private func iterate() async {
-        var iterator = base.makeAsyncIterator()
-        while await awaitDemand() {
-            let element: Base.Element?
-            do {
-                element = try await iterator.next()
-            } catch {
-                state.withLock { $0.finish() }?.receive(completion: .failure(failure(error)))
-                return
-            }
-            guard let element else {
-                state.withLock { $0.finish() }?.receive(completion: .finished)
-                return
-            }
-            guard let subscriber = state.withLock({ $0.subscriberForEmission() }) else { return }
-            let additional = subscriber.receive(element)
-            if endsAfterOneElement {
-                state.withLock { $0.finish() }?.receive(completion: .finished)
-                return
-            }
-            state.withLock { $0.received(additional: additional) }
-        }
+    private func complete(_ completion: Subscribers.Completion<Failure>) {
+        guard let subscriber = state.withLock({ $0.finish() }) else { return }
+        core.finish { subscriber.receive(completion: completion) }
     }
 
     /// Takes one unit of demand, suspending while there is none. False once the subscription ended.

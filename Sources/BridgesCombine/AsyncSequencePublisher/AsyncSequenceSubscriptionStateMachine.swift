@@ -11,28 +11,27 @@ import OpenCombine
 /// each event under its lock and acts on the returned action after releasing it.
 ///
 /// The rules it enforces:
-/// - iteration starts only once the subscriber has returned from `receive(subscription:)` and
-///   asked for at least one element;
-/// - one unit of demand is taken *before* each call to the iterator's `next()`, so the sequence
-///   is never asked for an element nobody requested, and iteration pauses at zero demand;
+/// - iteration starts once the subscriber has returned from `receive(subscription:)`, with or
+///   without demand: the task asks the sequence for one element ahead, so an empty or exhausted
+///   sequence completes without waiting for demand (as Combine's own publishers do);
+/// - one unit of demand is taken *before* each emission, so the subscriber never receives more
+///   than it requested, and iteration pauses (holding at most the one element it fetched ahead)
+///   at zero demand;
 /// - the subscriber is moved out of the state when the subscription ends, so completion is sent
-///   at most once and nothing is sent after `cancel()`.
+///   at most once. The task itself lives in an `OwnedTask` (see `AsyncSequenceSubscription`).
 struct AsyncSequenceSubscriptionStateMachine<Downstream> {
     /// A suspended iterating task waiting for demand; resumed with `true` to go on, `false` to stop.
     typealias Waiter = UnsafeContinuation<Bool, Never>
 
     private enum State {
         /// Entered at creation; the publisher is still inside `subscriber.receive(subscription:)`.
-        /// Demand requested meanwhile is kept. Left by `didSubscribe()` (→ `.idle` or `.running`)
-        /// or `cancel()` (→ `.terminated`).
+        /// Demand requested meanwhile is kept. Left by `didSubscribe()` (→ `.running`) or
+        /// `cancel()` (→ `.terminated`).
         case subscribing(Downstream, demand: Subscribers.Demand)
-        /// Subscribed, no demand yet, no task. Left by the first valid `request(_:)` (→ `.running`)
-        /// or `cancel()`.
-        case idle(Downstream)
-        /// The iterating task exists (or is about to: `task` is nil until `taskStarted(_:)`).
-        /// `demand` is what was requested and not yet taken by the task; `waiter` is the task
-        /// suspended because `demand` was zero. Left by `cancel()` or `finish()`.
-        case running(Downstream, demand: Subscribers.Demand, waiter: Waiter?, task: Task<Void, Never>?)
+        /// The iterating task exists (or is about to). `demand` is what was requested and not
+        /// yet taken by the task; `waiter` is the task suspended, holding an element, because
+        /// `demand` was zero. Left by `cancel()` or `finish()`.
+        case running(Downstream, demand: Subscribers.Demand, waiter: Waiter?)
         /// Cancelled or completed. Terminal: every later event is a no-op.
         case terminated
     }
@@ -50,19 +49,15 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         case startTask
     }
 
-    /// The publisher returned from `subscriber.receive(subscription:)`.
+    /// The publisher returned from `subscriber.receive(subscription:)`: start iterating.
     mutating func didSubscribe() -> DidSubscribeAction {
         switch state {
         case .subscribing(let subscriber, let demand):
-            if demand > .none {
-                state = .running(subscriber, demand: demand, waiter: nil, task: nil)
-                return .startTask
-            }
-            state = .idle(subscriber)
-            return .none
+            state = .running(subscriber, demand: demand, waiter: nil)
+            return .startTask
         case .terminated:
             return .none
-        case .idle, .running:
+        case .running:
             preconditionFailure("Internal inconsistency: \(state) received didSubscribe()")
         }
     }
@@ -73,7 +68,6 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         case none
         /// `request(.none)`: report and ignore.
         case reportInvalidDemand
-        case startTask
         /// Wake the task waiting for demand; one unit was taken on its behalf.
         case resume(Waiter)
     }
@@ -84,16 +78,13 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         case .subscribing(let subscriber, let pending):
             state = .subscribing(subscriber, demand: pending + demand)
             return .none
-        case .idle(let subscriber):
-            state = .running(subscriber, demand: demand, waiter: nil, task: nil)
-            return .startTask
-        case .running(let subscriber, let pending, let waiter, let task):
+        case .running(let subscriber, let pending, let waiter):
             guard let waiter else {
-                state = .running(subscriber, demand: pending + demand, waiter: nil, task: task)
+                state = .running(subscriber, demand: pending + demand, waiter: nil)
                 return .none
             }
-            // The waiting task goes on to call `next()`: it takes one unit of the new demand.
-            state = .running(subscriber, demand: pending + demand - 1, waiter: nil, task: task)
+            // The waiting task goes on to emit its element: it takes one unit of the new demand.
+            state = .running(subscriber, demand: pending + demand - 1, waiter: nil)
             return .resume(waiter)
         case .terminated:
             return .none
@@ -102,26 +93,8 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     // MARK: - Task
 
-    enum TaskStartedAction {
-        case none
-        /// The subscription was cancelled before the task handle was stored.
-        case cancel(Task<Void, Never>)
-    }
-
-    mutating func taskStarted(_ task: Task<Void, Never>) -> TaskStartedAction {
-        switch state {
-        case .running(let subscriber, let demand, let waiter, nil):
-            state = .running(subscriber, demand: demand, waiter: waiter, task: task)
-            return .none
-        case .terminated:
-            return .cancel(task)
-        case .subscribing, .idle, .running:
-            preconditionFailure("Internal inconsistency: \(state) received taskStarted()")
-        }
-    }
-
     enum TakeDemandResult {
-        /// One unit of demand was taken: ask the sequence for one element.
+        /// One unit of demand was taken: emit the element the task holds.
         case proceed
         /// Demand is zero: suspend (see ``awaitDemand(_:)``).
         case wait
@@ -129,16 +102,16 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         case stop
     }
 
-    /// The task wants to ask the sequence for one more element.
+    /// The task holds an element and wants to emit it.
     mutating func takeDemand() -> TakeDemandResult {
         switch state {
-        case .running(let subscriber, let demand, nil, let task):
+        case .running(let subscriber, let demand, nil):
             guard demand > .none else { return .wait }
-            state = .running(subscriber, demand: demand - 1, waiter: nil, task: task)
+            state = .running(subscriber, demand: demand - 1, waiter: nil)
             return .proceed
         case .terminated:
             return .stop
-        case .subscribing, .idle, .running:
+        case .subscribing, .running:
             preconditionFailure("Internal inconsistency: \(state) received takeDemand()")
         }
     }
@@ -152,35 +125,35 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
     /// The task found no demand and suspended with `waiter` (demand may have arrived meanwhile).
     mutating func awaitDemand(_ waiter: Waiter) -> AwaitDemandAction {
         switch state {
-        case .running(let subscriber, let demand, nil, let task):
+        case .running(let subscriber, let demand, nil):
             if demand > .none {
-                state = .running(subscriber, demand: demand - 1, waiter: nil, task: task)
+                state = .running(subscriber, demand: demand - 1, waiter: nil)
                 return .resume(waiter, true)
             }
-            state = .running(subscriber, demand: demand, waiter: waiter, task: task)
+            state = .running(subscriber, demand: demand, waiter: waiter)
             return .none
         case .terminated:
             return .resume(waiter, false)
-        case .subscribing, .idle, .running:
+        case .subscribing, .running:
             preconditionFailure("Internal inconsistency: \(state) received awaitDemand()")
         }
     }
 
     /// The subscriber to hand the next element to, or nil once the subscription ended.
     func subscriberForEmission() -> Downstream? {
-        if case .running(let subscriber, _, _, _) = state { return subscriber }
+        if case .running(let subscriber, _, _) = state { return subscriber }
         return nil
     }
 
     /// The subscriber returned `additional` demand from `receive(_:)`.
     mutating func received(additional: Subscribers.Demand) {
-        guard additional > .none, case .running(let subscriber, let demand, let waiter, let task) = state else { return }
-        state = .running(subscriber, demand: demand + additional, waiter: waiter, task: task)
+        guard additional > .none, case .running(let subscriber, let demand, let waiter) = state else { return }
+        state = .running(subscriber, demand: demand + additional, waiter: waiter)
     }
 
     /// The sequence ended or threw: returns the subscriber to complete, exactly once.
     mutating func finish() -> Downstream? {
-        guard case .running(let subscriber, _, _, _) = state else { return nil }
+        guard case .running(let subscriber, _, _) = state else { return nil }
         state = .terminated
         return subscriber
     }
@@ -189,20 +162,20 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     enum CancelAction {
         case none
-        /// Cancel the task (if it exists and was stored yet), wake it if it waits for demand, and
-        /// let go of the subscriber outside the lock (its deinit is user code).
-        case cancel(Task<Void, Never>?, Waiter?, released: Downstream)
+        /// Cancel the owned task, wake it if it waits for demand, and let go of the subscriber
+        /// outside the lock (its deinit is user code).
+        case cancel(Waiter?, released: Downstream)
     }
 
     /// The subscriber cancelled.
     mutating func cancel() -> CancelAction {
         switch state {
-        case .subscribing(let subscriber, _), .idle(let subscriber):
+        case .subscribing(let subscriber, _):
             state = .terminated
-            return .cancel(nil, nil, released: subscriber)
-        case .running(let subscriber, _, let waiter, let task):
+            return .cancel(nil, released: subscriber)
+        case .running(let subscriber, _, let waiter):
             state = .terminated
-            return .cancel(task, waiter, released: subscriber)
+            return .cancel(waiter, released: subscriber)
         case .terminated:
             return .none
         }

@@ -31,7 +31,7 @@ extension Publisher where Output: Sendable {
         }
     }
 
-    /// The first value the publisher sends, awaited, like ``firstValue`` but throwing instead of
+    /// The first value the publisher sends, awaited, like `firstValue` but throwing instead of
     /// returning nil.
     ///
     /// - Throws: the publisher's failure; ``CombineBridgeError/finishedWithoutValue`` if it
@@ -64,7 +64,7 @@ extension Publisher where Output: Sendable, Failure == Never {
     /// The first value the publisher sends, awaited without `try`; `nil` if it finishes without
     /// one or if the awaiting task is cancelled (the subscription is cancelled then).
     ///
-    /// The same as the general ``Publisher/firstValue``, spelled for `Failure == Never`. (It also
+    /// The same as the general `firstValue`, spelled for `Failure == Never`. (It also
     /// keeps Swift 6.3's SIL generation away from a typed-throws `throws(Never)` getter, which
     /// crashes the compiler.)
     public var firstValue: Output? {

@@ -1,0 +1,82 @@
+extension AsyncSequence where Self: Sendable, Element: Sendable {
+    /// Runs `action` for each element, cancelling the action still running for the previous
+    /// element when a new one arrives (Kotlin's `collectLatest`); returns when the upstream has
+    /// finished and the last action has returned.
+    ///
+    /// Before (a hand-written cancel-previous loop, which races: the old task may still write
+    /// its result after the new element arrived):
+    /// ```swift
+    /// var current: Task<Void, Never>?
+    /// for await query in queries { current?.cancel(); current = Task { await search(query) } }
+    /// ```
+    /// After:
+    /// ```swift
+    /// await queries.collectLatest { query in await search(query) }
+    /// ```
+    ///
+    /// Built on `mapLatest(_:)`: each action runs
+    /// in its own task, off the caller's actor (an isolated closure hops to its actor). Cancelling
+    /// the calling task cancels the upstream and the running action. Throws the upstream's failure.
+    @inlinable
+    public func collectLatest(
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ action: @escaping @Sendable (Element) async -> Void
+    ) async throws(Failure) {
+        for try await _ in mapLatest(fileID: fileID, line: line, action) {}
+    }
+
+    /// `collectLatest(_:)` with an action that throws: its first
+    /// error (from the action of the newest element) ends the loop and is rethrown.
+    @inlinable
+    public func collectLatest(
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ action: @escaping @Sendable (Element) async throws -> Void
+    ) async throws {
+        for try await _ in mapLatest(fileID: fileID, line: line, action) {}
+    }
+
+    /// `collectLatest` on behalf of `owner`, without keeping it alive: composed over
+    /// `forEach(weak:in:)`, so it ends, cancelling the
+    /// running action and tearing the source down, when `owner` is deallocated (with its `bag`).
+    ///
+    /// Before (leaks the view model, and a stale search can overwrite a newer one):
+    /// ```swift
+    /// Task { for await query in queries { current?.cancel(); current = Task { self.results = await search(query) } } }
+    /// ```
+    /// After:
+    /// ```swift
+    /// queries.collectLatest(weak: self, in: bag) { owner, query in owner.results = await search(query) }
+    /// ```
+    ///
+    /// - `action` runs where it was written (a closure in a `@MainActor` view model runs on the
+    ///   main actor), in a task of its own per element; the action for the previous element is
+    ///   cancelled when a new one arrives. It borrows `owner` strongly for one call; if `owner` is
+    ///   gone when an element arrives, the action is not called.
+    /// - Requires a `Sendable` owner (a `@MainActor` class, an actor, a `Sendable` class), like
+    ///   `forEach(weak:in:)`. The upstream's failure ends the loop (it is not reported).
+    @discardableResult
+    public func collectLatest<Owner: AnyObject & Sendable>(
+        weak owner: Owner,
+        in bag: CancellationBag,
+        isolation: isolated (any Actor)? = #isolation,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        @_inheritActorContext _ action: @escaping @Sendable @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
+    ) -> Cancellation {
+        let reference = WeakOwnerBox(owner)
+        return mapLatest(fileID: fileID, line: line) { element in
+            guard let owner = reference.object else { return }
+            await action(owner, element)
+        }
+        .forEach(weak: owner, in: bag, isolation: isolation, fileID: fileID, line: line) { _, _ in }
+    }
+}
+
+/// A weak reference the per-element action tasks of `collectLatest(weak:)` share.
+@usableFromInline
+final class WeakOwnerBox<Object: AnyObject & Sendable>: Sendable {
+    @usableFromInline weak let object: Object?
+    @usableFromInline init(_ object: Object) { self.object = object }
+}

@@ -1,0 +1,95 @@
+extension AsyncSequence where Self: Sendable, Element: Sendable {
+    /// Transforms each element with `transform`, cancelling the transform still running for the
+    /// previous element when a new one arrives (Combine's `map` + `switchToLatest`, Kotlin's
+    /// `mapLatest`).
+    ///
+    /// Before (Combine):
+    /// ```swift
+    /// query.map { q in search(q) }.switchToLatest().sink { results in … }
+    /// ```
+    /// After:
+    /// ```swift
+    /// for try await results in query.mapLatest({ q in try await search(q) }) { … }
+    /// ```
+    ///
+    /// - Cancel-previous, exactly once: when an element arrives, the task running the previous
+    ///   element's transform is cancelled, and its result is discarded even if the transform ignores
+    ///   cancellation; no result is emitted after a newer element has arrived (a result decided
+    ///   but not yet handed to the stream's buffer is dropped too; one already buffered stays).
+    /// - The upstream is iterated eagerly in a task of its own (it must be, to see the next element
+    ///   while a transform runs); each transform runs in a new task, off the caller's actor.
+    /// - Ends when the upstream has finished and the last transform has emitted; an upstream
+    ///   failure ends it at once (cancelling the transform) with that failure. Leaving the loop, or
+    ///   cancelling the consumer's task, cancels the upstream and the running transform.
+    /// - `buffering` is the policy of the results the consumer has not taken yet (`.unbounded`:
+    ///   at most one result per upstream element). A waiting policy keeps every result but cannot
+    ///   pause the upstream: this operator must read ahead to cancel.
+    @inlinable
+    public func mapLatest<Output: Sendable>(
+        buffering: BufferingPolicy = .unbounded,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ transform: @escaping @Sendable (Element) async -> Output
+    ) -> CallbackStream<Output, Failure> {
+        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element in
+            .success(await transform(element))
+        }
+    }
+
+    /// `mapLatest(_:)`, with a transform that
+    /// throws: the first error of a current transform ends the stream with it. A transform that
+    /// throws because it was cancelled by a newer element is not an error: its result is discarded.
+    @inlinable
+    public func mapLatest<Output: Sendable>(
+        buffering: BufferingPolicy = .unbounded,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ transform: @escaping @Sendable (Element) async throws -> Output
+    ) -> CallbackStream<Output, any Error> {
+        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element in
+            do { return .success(try await transform(element)) } catch { return .failure(error) }
+        }
+    }
+
+    /// The one implementation of `mapLatest`: an upstream loop and one task per transform, on a
+    /// `CallbackStream`; decisions under one lock (`MapLatestStateMachine`), delivery outside it.
+    /// The transform returns a `Result` rather than throwing a typed error: a typed-throws function
+    /// type needs the macOS 15 / iOS 18 runtime, and this runs back to macOS 10.15 / iOS 13.
+    @usableFromInline
+    func _mapLatest<Output: Sendable, F: Error>(
+        buffering: BufferingPolicy,
+        fileID: String,
+        line: UInt,
+        mapFailure: @escaping @Sendable (Failure) -> F,
+        _ transform: @escaping @Sendable (Element) async -> Result<Output, F>
+    ) -> CallbackStream<Output, F> {
+        CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            let state = LockedState(MapLatestStateMachine<Output, F>())
+            let upstream = Task {
+                var failure: F?
+                do {
+                    for try await element in self {
+                        guard let (generation, superseded) = state.withLock({ $0.elementArrived() }) else { return }
+                        superseded?.cancel()
+                        let task = Task {
+                            let result = await transform(element)
+                            if state.withLock({ $0.transformFinished(generation: generation, result) }) {
+                                _deliver(state, to: sink) { $0.outbox.take() }
+                            }
+                        }
+                        state.withLock { $0.attach(task, generation: generation) }?.cancel()
+                    }
+                } catch {
+                    failure = mapFailure(error as! Failure)  // the loop rethrows only the upstream's own error
+                }
+                let (mustDeliver, cancel) = state.withLock { $0.upstreamEnded(failure) }
+                cancel?.cancel()
+                if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+            }
+            return Cancellation {
+                upstream.cancel()
+                state.withLock { $0.terminate() }?.cancel()
+            }
+        }
+    }
+}

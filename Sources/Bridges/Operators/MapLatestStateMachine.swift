@@ -1,0 +1,79 @@
+/// The decisions of one iteration of `_mapLatest`: which transform is current, whether its
+/// result may still be emitted, and when the stream ends. Pure state under the operator's lock;
+/// the caller acts (cancels tasks, delivers) after releasing it.
+@usableFromInline
+struct MapLatestStateMachine<Output, Failure: Error> {
+    /// Bumped for every upstream element; a transform may emit only while its generation is current.
+    private var generation = 0
+    /// Whether the transform of `generation` is still running.
+    private var transformRunning = false
+    /// The task running the current transform, once attached; cancelled when superseded or torn down.
+    private var current: Task<Void, Never>?
+    private var upstreamFinished = false
+    /// The consumer went away (teardown ran): nothing more is started or emitted.
+    private var terminated = false
+    @usableFromInline var outbox = Outbox<Output, Failure>()
+
+    @usableFromInline init() {}
+
+    /// An upstream element arrived. Returns its generation and the superseded transform's task to
+    /// cancel, or `nil` if the stream is over (the upstream loop stops).
+    @usableFromInline
+    mutating func elementArrived() -> (generation: Int, superseded: Task<Void, Never>?)? {
+        guard !terminated, !outbox.isClosed else { return nil }
+        generation += 1
+        transformRunning = true
+        let superseded = current
+        current = nil
+        outbox.discardUndeliveredElements()  // results of older elements are stale from now on
+        return (generation, superseded)
+    }
+
+    /// The transform task for `generation` was created. Returns it if it must be cancelled at
+    /// once (the stream ended meanwhile).
+    @usableFromInline
+    mutating func attach(_ task: Task<Void, Never>, generation: Int) -> Task<Void, Never>? {
+        if terminated || outbox.isClosed { return task }
+        if generation == self.generation, transformRunning { current = task }
+        return nil
+    }
+
+    /// The transform for `generation` returned. Returns whether the caller must deliver.
+    @usableFromInline
+    mutating func transformFinished(generation: Int, _ result: Result<Output, Failure>) -> Bool {
+        guard generation == self.generation, transformRunning, !terminated else { return false }  // superseded
+        transformRunning = false
+        current = nil
+        switch result {
+        case .success(let output):
+            let mustDeliver = outbox.post(.element(output))
+            guard upstreamFinished else { return mustDeliver }
+            return outbox.post(.finish(nil)) || mustDeliver
+        case .failure(let failure):
+            return outbox.post(.finish(failure))
+        }
+    }
+
+    /// The upstream ended, normally (`nil`) or with `failure`. The stream finishes once the
+    /// current transform has emitted; a failure ends it now and cancels the transform.
+    @usableFromInline
+    mutating func upstreamEnded(_ failure: Failure?) -> (mustDeliver: Bool, cancel: Task<Void, Never>?) {
+        guard !terminated else { return (false, nil) }
+        upstreamFinished = true
+        if let failure {
+            transformRunning = false
+            defer { current = nil }
+            return (outbox.post(.finish(failure)), current)
+        }
+        return (transformRunning ? false : outbox.post(.finish(nil)), nil)
+    }
+
+    /// The stream's teardown ran. Returns the transform to cancel.
+    @usableFromInline
+    mutating func terminate() -> Task<Void, Never>? {
+        terminated = true
+        transformRunning = false
+        defer { current = nil }
+        return current
+    }
+}
