@@ -25,7 +25,7 @@ public struct FeedParseError: Error, Equatable {
 /// `XMLParser.parse()` is synchronous and calls its delegate on the parsing thread, so each
 /// iteration parses on a thread of its own, through a delegate proxy that holds the stream's
 /// sink. Flow control: the proxy spends one credit per event and, out of credit, blocks the
-/// parsing thread until the consumer takes an event (a ``DemandGate`` fed by `sink.onDemand`).
+/// parsing thread until the consumer takes an event (a ``BlockingDemandGate`` fed by `sink.onDemand`).
 /// So under `.suspending(n)` the parser never runs more than `n` events ahead of the consumer,
 /// and when the consumer leaves the loop the teardown wakes the proxy, which aborts the parse:
 /// a large document is not parsed to the end for nobody.
@@ -38,7 +38,7 @@ public func feedEvents(
     onParseEnded: @escaping @Sendable (_ events: Int, _ completed: Bool) -> Void = { _, _ in }
 ) -> CallbackStream<FeedEvent, any Error> {
     CallbackStream(buffering: buffering) { sink in
-        let gate = DemandGate()
+        let gate = BlockingDemandGate()
         sink.onDemand { gate.add($0) }
         let proxy = ParserEventProxy(sink, gate: gate)
         Thread {
@@ -61,12 +61,12 @@ public func feedEvents(
 final class ParserEventProxy: DelegateProxy<FeedEvent, any Error>, XMLParserDelegate, @unchecked Sendable {
     // `produced` and `error` are touched only on the parsing thread (the delegate callbacks and
     // the code after `parse()` returns); the teardown only holds the proxy.
-    private let gate: DemandGate
+    private let gate: BlockingDemandGate
     private(set) var produced = 0
     /// Reported through the delegate: `parse()` on Linux can return `true` for a truncated document.
     private(set) var error: FeedParseError?
 
-    init(_ sink: CallbackStream<FeedEvent, any Error>.Sink, gate: DemandGate) {
+    init(_ sink: CallbackStream<FeedEvent, any Error>.Sink, gate: BlockingDemandGate) {
         self.gate = gate
         super.init(sink)
     }

@@ -74,7 +74,7 @@ public func processLines(
 // snippet:end logTailer.after
 
 /// Splits chunks from a pipe into lines, blocks while the consumer has no room
-/// (``DemandGate``), and finishes the stream once the output is drained and the process has
+/// (``BlockingDemandGate``), and finishes the stream once the output is drained and the process has
 /// exited.
 ///
 /// Reading happens in ``pump()``, one pump at a time (`pumpLock`): from the readability handler
@@ -86,7 +86,7 @@ public func processLines(
 final class PipeLineReader: @unchecked Sendable {  // `pending` is guarded by `pumpLock`, the rest by `lock`
     private let handle: FileHandle
     private let sink: CallbackStream<String, any Error>.Sink
-    private let gate: DemandGate
+    private let gate: BlockingDemandGate
     private let pumpLock = NSLock()
     private var pending = Data()              // a partial line waiting for its "\n"
     private let lock = NSLock()
@@ -97,7 +97,7 @@ final class PipeLineReader: @unchecked Sendable {  // `pending` is guarded by `p
     init(_ handle: FileHandle, sink: CallbackStream<String, any Error>.Sink, events: TailEvents) {
         self.handle = handle
         self.sink = sink
-        self.gate = DemandGate(onPause: events.onPause, onResume: events.onResume)
+        self.gate = BlockingDemandGate(onPause: events.onPause, onResume: events.onResume)
     }
 
     func start() { handle.readabilityHandler = { [self] _ in pump() } }

@@ -32,7 +32,9 @@ struct CallbackStreamStateMachineTests {
     @Test func next_whenFinishedWithBuffer_drainsThenThrows() {
         var machine = started()
         _ = machine.yield(1)
-        _ = machine.finish(TestError(code: 3))
+        _ = machine.finish(TestError(code: 3))  // while the builder runs: its teardown runs when returned
+        _ = machine.builderReturned(.init(Cancellation()))
+        _ = machine.teardownReturned()
         guard case .element(1, _, _) = machine.next() else { Issue.record(Comment(rawValue: "expected 1")); return }
         guard case .end(TestError(code: 3)?) = machine.next() else { Issue.record(Comment(rawValue: "expected the failure")); return }
         guard case .end(nil) = machine.next() else { Issue.record(Comment(rawValue: "then nil forever")); return }
@@ -44,17 +46,49 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         guard case .finish(nil, nil, let senders, nil, nil) = machine.finish(nil), senders.isEmpty else { Issue.record(Comment(rawValue: "no teardown yet")); return }
         let teardown = Cancellation()
-        #expect(machine.builderReturned(teardown) === teardown, "run it now")
+        guard let (returned, termination) = machine.builderReturned(.init(teardown)),
+              case .cancellation(let cancellation) = returned.kind, case .finished = termination
+        else { Issue.record("run it now, as finished"); return }
+        #expect(cancellation === teardown)
+        #expect(machine.teardownReturned() == nil)
+    }
+
+    @Test func finish_withBufferedElements_endsOnlyAfterTheTeardownReturned() {
+        var machine = started()
+        #expect(machine.builderReturned(.init(Cancellation())) == nil)
+        _ = machine.yield(1)
+        guard case .finish(nil, nil, _, let teardown?, nil) = machine.finish(nil), case .finished = teardown.1 else {
+            Issue.record("the finisher takes the teardown"); return
+        }
+        guard case .element(1, nil, nil) = machine.next() else { Issue.record("buffered element first"); return }
+        guard case .suspend = machine.next() else { Issue.record("the end waits for the teardown to return"); return }
+        #expect(machine.teardownReturned() == nil, "nobody waiting yet")
+        guard case .end(nil) = machine.next() else { Issue.record("then the end"); return }
+    }
+
+    @Test func cancelSender_keepsItsPlaceInLine() {
+        var machine = started(.rendezvous)
+        guard case .mustWait(1, let first) = machine.trySend(1), case .mustWait(2, let second) = machine.trySend(2) else {
+            Issue.record("both senders must wait"); return
+        }
+        machine.senders.append(.init(id: first, element: 1, continuation: nil))
+        machine.senders.append(.init(id: second, element: 2, continuation: nil))
+        _ = machine.cancelSender(id: second)
+        guard case .element(1, nil, nil) = machine.next(), case .element(2, nil, nil) = machine.next() else {
+            Issue.record("the earlier send is delivered first, whatever the cancellation order"); return
+        }
     }
 
     @Test func consumerTerminated_afterBuilderReturned_takesTeardownOnce() {
         var machine = started()
         let teardown = Cancellation()
-        #expect(machine.builderReturned(teardown) == nil)
-        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(), senders.isEmpty else {
-            Issue.record(Comment(rawValue: "expected the teardown")); return
+        #expect(machine.builderReturned(.init(teardown)) == nil)
+        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(), senders.isEmpty,
+              case .cancellation(let cancellation) = taken.0.kind, case .cancelled = taken.1
+        else {
+            Issue.record(Comment(rawValue: "expected the teardown, as cancelled")); return
         }
-        #expect(taken === teardown)
+        #expect(cancellation === teardown)
         guard case .none = machine.consumerTerminated() else { Issue.record(Comment(rawValue: "second termination does nothing")); return }
         guard case .none = machine.finish(nil) else { Issue.record(Comment(rawValue: "finish after the consumer left is not misuse")); return }
     }
@@ -73,8 +107,8 @@ struct CallbackStreamStateMachineTests {
     @Test func yield_whenFinishedByProducer_reportsEveryOccurrence() {
         var machine = started()
         _ = machine.finish(nil)
-        guard case .terminated(true) = machine.yield(1) else { Issue.record(Comment(rawValue: "report the first")); return }
-        guard case .terminated(true) = machine.yield(2) else { Issue.record(Comment(rawValue: "and count the second")); return }
+        guard case .terminated(1, true) = machine.yield(1) else { Issue.record(Comment(rawValue: "report the first")); return }
+        guard case .terminated(2, true) = machine.yield(2) else { Issue.record(Comment(rawValue: "and count the second")); return }
     }
 
     @Test func yield_whenConsumerSuspended_resumesConsumer() async throws {

@@ -1,6 +1,7 @@
 // The measuring harness: run a Bridges variant and its peer alternately, take the median of
 // the repetitions, print a table row and one machine-readable RATIO line per comparison.
 
+import CMallocInfo
 import Foundation
 
 /// One timed run: how long it took to push `sent` elements through, and how many arrived.
@@ -61,6 +62,13 @@ final class Report {
         var bridgesDelivery: Double?   // delivered/sent, for lossy policies
         var peerDelivery: Double?
         var spread: (Double, Double)   // (max-min)/median for bridges and peer, to judge noise
+        /// The minimal correct design (a lock, a ring, one stored continuation) in the same run.
+        var limit: Double? = nil
+        /// Why no speedup is claimed (not like for like, or deliveries differ); nil: a RATIO line.
+        var noClaim: String? = nil
+
+        /// Lossy rows are per *delivered* element (a peer that drops more does less work).
+        var perDelivered: Bool { bridgesDelivery != nil }
     }
     struct MemoryRow {
         var name: String
@@ -77,61 +85,103 @@ final class Report {
 }
 
 struct Config: Sendable {
-    enum Side: Sendable { case both, bridges, peer }
+    enum Side: String, Sendable { case both, bridges, peer, limit }
 
     var quick: Bool
     var repetitions: Int
     var filters: [String]
-    /// `--bridges-only` / `--peer-only` run one side (for profiling under callgrind or perf).
+    /// `--bridges-only` / `--peer-only` / `--limit-only` run one side (for profiling under callgrind or perf).
     var side: Side = .both
+    /// `--once`: run the chosen side once after one warm-up, between callgrind's zero/dump client
+    /// requests (Benchmarks/callgrind), and print `ONCE <case> side=… sent=… delivered=…`.
+    var once = false
+    /// `--count=N`: every case sends N elements (calls), whatever the mode.
+    var count: Int? = nil
+    /// `--exact`: filters name whole cases, not prefixes.
+    var exact = false
+    /// `--list`: print `CASE <name> [limit]` for every selected case and run nothing.
+    var list = false
 
-    /// Scales an element count down in quick mode.
-    func n(_ full: Int, quick q: Int) -> Int { quick ? q : full }
+    /// Scales an element count down in quick mode; `--count=N` overrides both.
+    func n(_ full: Int, quick q: Int) -> Int { count ?? (quick ? q : full) }
 
     func wants(_ name: String) -> Bool {
-        filters.isEmpty || filters.contains { name.hasPrefix($0) }
+        filters.isEmpty || filters.contains { exact ? name == $0 : name.hasPrefix($0) }
     }
 }
 
-/// Runs `bridges` and `peer` alternately (`repetitions` times each, the first of each pair
-/// swapping every time), after one untimed warm-up of each, and records the medians.
+/// Runs `bridges` and `peer` (and `limit`, if given) alternately, `repetitions` times each (the
+/// order rotating every time), after one untimed warm-up of each, and records the medians.
 /// A `BenchFailure` from either side is recorded under the case's name and ends the case.
+///
+/// - `noClaim`: the peer is not like for like (a task producer against a thread, unlimited demand
+///   against one-at-a-time); the row is printed with both figures but no speedup and no RATIO line.
+/// - `lossy`: figures are per *delivered* element, with the delivered share; a speedup is claimed
+///   only when both sides delivered the same share (within 5 %, relative).
 @MainActor
 func compare(
     _ name: String,
     peer peerName: String,
     lossy: Bool = false,
+    noClaim: String? = nil,
     config: Config,
     bridges: () async throws -> Sample,
-    peer: () async throws -> Sample
+    peer: () async throws -> Sample,
+    limit: (() async throws -> Sample)? = nil
 ) async {
     guard config.wants(name) else { return }
+    if config.list {
+        print("CASE \(name)\(limit == nil ? "" : " limit")")
+        return
+    }
     Watchdog.shared.enter(name)
     let caseStart = ContinuousClock.now
     defer { print("    (\(name) took \(caseStart.duration(to: .now).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))))") }
-    var b: [Sample] = []
-    var p: [Sample] = []
     if config.side != .both {
-        do {
-            for _ in 0...config.repetitions {
-                _ = try await (config.side == .bridges ? bridges() : peer())
+        if config.side == .limit && limit == nil {
+            print("  \(name): has no limit side")
+            return
+        }
+        func side() async throws -> Sample {
+            switch config.side {
+            case .bridges, .both: try await bridges()
+            case .peer: try await peer()
+            case .limit: try await limit!()
             }
-            print("  \(name): ran the \(config.side == .bridges ? "Bridges" : "peer") side only")
+        }
+        do {
+            if config.once {
+                _ = try await side()        // warm-up: first-call costs (symbol binding, metadata) stay out
+                bench_callgrind_zero()
+                let s = try await side()
+                bench_callgrind_dump()
+                print("ONCE \(name) side=\(config.side.rawValue) sent=\(s.sent) delivered=\(s.delivered) ns=\(fmt(s.nanoseconds, 0))")
+            } else {
+                for _ in 0...config.repetitions { _ = try await side() }
+                print("  \(name): ran the \(config.side.rawValue) side only")
+            }
         } catch {
             Report.shared.failures.append("\(name): \(error)")
         }
         return
     }
+    var b: [Sample] = []
+    var p: [Sample] = []
+    var l: [Sample] = []
     do {
         _ = try await bridges()
         _ = try await peer()
+        if let limit { _ = try await limit() }
         for rep in 0..<config.repetitions {
-            if rep % 2 == 0 {
-                b.append(try await bridges())
-                p.append(try await peer())
-            } else {
-                p.append(try await peer())
-                b.append(try await bridges())
+            // Rotate the order, so no side always runs right after the same other one.
+            var order: [Int] = limit == nil ? [0, 1] : [0, 1, 2]
+            for _ in 0..<(rep % order.count) { order.append(order.removeFirst()) }
+            for side in order {
+                switch side {
+                case 0: b.append(try await bridges())
+                case 1: p.append(try await peer())
+                default: l.append(try await limit!())
+                }
             }
         }
     } catch {
@@ -139,22 +189,35 @@ func compare(
         print("FAIL \(name): \(error)")
         return
     }
+    func perElement(_ s: Sample) -> Double {
+        lossy ? s.nanoseconds / Double(max(s.delivered, 0)) : s.nsPerElement
+    }
     func spread(_ s: [Sample]) -> Double {
-        let v = s.map(\.nsPerElement)
+        let v = s.map(perElement).filter(\.isFinite)
+        guard !v.isEmpty else { return .nan }
         return ((v.max() ?? 0) - (v.min() ?? 0)) / median(v)
     }
     func delivery(_ s: [Sample]) -> Double {
         median(s.map { Double($0.delivered) / Double(max($0.sent, 1)) })
     }
-    let row = Report.Row(
+    var row = Report.Row(
         name: name,
-        bridges: median(b.map(\.nsPerElement)),
-        peer: median(p.map(\.nsPerElement)),
+        bridges: median(b.map(perElement)),
+        peer: median(p.map(perElement)),
         peerName: peerName,
         bridgesDelivery: lossy ? delivery(b) : nil,
         peerDelivery: lossy ? delivery(p) : nil,
-        spread: (spread(b), spread(p))
+        spread: (spread(b), spread(p)),
+        limit: l.isEmpty ? nil : median(l.map(perElement)),
+        noClaim: noClaim
     )
+    if lossy, row.noClaim == nil, let bd = row.bridgesDelivery, let pd = row.peerDelivery {
+        if bd == 0 || pd == 0 {
+            row.noClaim = "nothing delivered on one side"
+        } else if abs(bd - pd) > 0.05 * max(bd, pd) {
+            row.noClaim = "deliveries differ"
+        }
+    }
     Report.shared.rows.append(row)
     print(progressLine(row))
 }
@@ -172,7 +235,10 @@ func fmt(_ x: Double, _ digits: Int = 1) -> String {
 }
 
 func progressLine(_ r: Report.Row) -> String {
-    var s = "  \(r.name): bridges \(fmt(r.bridges)) ns/el, \(r.peerName) \(fmt(r.peer)) ns/el, speedup \(fmt(r.peer / r.bridges, 2))×"
+    let unit = r.perDelivered ? "ns/delivered el" : "ns/el"
+    var s = "  \(r.name): bridges \(fmt(r.bridges)) \(unit), \(r.peerName) \(fmt(r.peer)) \(unit)"
+    if let limit = r.limit { s += ", limit \(fmt(limit)) \(unit)" }
+    if let why = r.noClaim { s += ", no speedup claimed (\(why))" } else { s += ", speedup \(fmt(r.peer / r.bridges, 2))×" }
     if let bd = r.bridgesDelivery, let pd = r.peerDelivery {
         s += ", delivered/sent bridges \(fmt(bd * 100, 1))% peer \(fmt(pd * 100, 1))%"
     }
@@ -184,7 +250,8 @@ func printReport(config: Config, buildInfo: String) {
     let r = Report.shared
     print("")
     print("Bridges benchmarks (\(config.quick ? "quick" : "full"), median of \(config.repetitions) alternating repetitions) — \(buildInfo)")
-    let header = ["case", "bridges ns/el", "peer", "peer ns/el", "speedup", "delivered b/p", "spread b/p"]
+    print("(lossy rows, marked *: ns per delivered element; a speedup only where both delivered the same share)")
+    let header = ["case", "bridges ns/el", "peer", "peer ns/el", "limit ns/el", "speedup", "delivered b/p", "spread b/p"]
     var table: [[String]] = [header]
     for row in r.rows {
         let delivered: String
@@ -194,11 +261,17 @@ func printReport(config: Config, buildInfo: String) {
             delivered = "lossless"
         }
         table.append([
-            row.name, fmt(row.bridges), row.peerName, fmt(row.peer), fmt(row.peer / row.bridges, 2) + "×",
+            row.name + (row.perDelivered ? " *" : ""), fmt(row.bridges), row.peerName, fmt(row.peer),
+            row.limit.map { fmt($0) } ?? "—",
+            row.noClaim == nil ? fmt(row.peer / row.bridges, 2) + "×" : "—",
             delivered, "\(fmt(row.spread.0 * 100, 0))% / \(fmt(row.spread.1 * 100, 0))%",
         ])
     }
     printTable(table)
+    let unclaimed = r.rows.filter { $0.noClaim != nil }
+    if !unclaimed.isEmpty {
+        print("no speedup claimed: " + unclaimed.map { "\($0.name) (\($0.noClaim!))" }.joined(separator: "; "))
+    }
     if !r.memory.isEmpty {
         print("")
         var mem: [[String]] = [["memory case", "bridges bytes", "peer", "peer bytes", "note"]]
@@ -213,7 +286,16 @@ func printReport(config: Config, buildInfo: String) {
     }
     print("")
     for row in r.rows {
-        print("RATIO \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2)) speedup=\(fmt(row.peer / row.bridges, 3))")
+        let limit = row.limit.map { " limit=\(fmt($0, 2))" } ?? ""
+        if let why = row.noClaim {
+            // Not like for like, or deliveries differ: both figures, no speedup.
+            print("NOCLAIM \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2))\(limit) reason=\"\(why)\"")
+        } else {
+            print("RATIO \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2)) speedup=\(fmt(row.peer / row.bridges, 3))\(limit)")
+        }
+        if let bd = row.bridgesDelivery, let pd = row.peerDelivery {
+            print("DELIVERED \(row.name) bridges=\(fmt(bd * 100, 2))% peer=\(fmt(pd * 100, 2))% (per delivered element above)")
+        }
     }
     for m in r.memory {
         print("MEMORY \(m.name) bridges=\(fmt(m.bridges, 1)) peer=\(fmt(m.peer, 1))")

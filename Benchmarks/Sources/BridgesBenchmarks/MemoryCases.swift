@@ -163,7 +163,8 @@ func valuesBytesPerSubscription(k: Int) async -> Double {
 
 @MainActor
 func recordMemory(_ name: String, peer: String, note: String, config: Config, bridges: () async -> Double, peerValue: () async -> Double) async {
-    guard config.wants(name) else { return }
+    guard config.wants(name), !config.once else { return }
+    if config.list { return }   // not a per-element case: Benchmarks/callgrind skips it
     Watchdog.shared.enter(name)
     // Median of 3 alternating measurements each: the allocator's free lists make single runs jumpy.
     var b: [Double] = []

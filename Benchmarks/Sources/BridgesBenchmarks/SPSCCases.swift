@@ -158,8 +158,85 @@ func runSPSC(_ config: Config) async {
             await compare(
                 "spsc.\(producer).\(policy.rawValue)", peer: "AsyncStream", lossy: !policy.lossless, config: config,
                 bridges: { try await bridgesSPSC(policy, producer, n: n) },
-                peer: { try await asyncStreamSPSC(policy, producer, n: n) }
+                peer: { try await asyncStreamSPSC(policy, producer, n: n) },
+                limit: policy == .unbounded ? { try await limitSPSC(producer, n: n) } : nil
             )
+        }
+    }
+    // Lossy at equal delivery: deterministic, so the speedup is like for like.
+    for policy in [SPSCPolicy.latest, .dropOldest16] {
+        await compare(
+            "spsc.burst64.\(policy.rawValue)", peer: "AsyncStream", lossy: true, config: config,
+            bridges: { try await bridgesBurst(policy, n: n) },
+            peer: { try await asyncStreamBurst(policy, n: n) }
+        )
+    }
+}
+
+// MARK: - Lossy at equal delivery
+
+extension SPSCPolicy {
+    /// How many of a burst a keep-newest policy keeps.
+    var keeps: Int { self == .latest ? 1 : 16 }
+}
+
+/// One task yields a burst of 64 into a keep-newest buffer, then takes what was kept (1 or 16),
+/// n/64 times: both sides deliver exactly the same elements (the newest of each burst), so the
+/// per-delivered-element figures compare like for like. Measures the dropping path.
+func bridgesBurst(_ policy: SPSCPolicy, n: Int) async throws -> Sample {
+    try await detachedRun {
+        let rounds = n / 64
+        let (tally, ns) = await timed { () async -> Tally in
+            let box = Box<CallbackStream<Int, Never>.Sink>()
+            let stream = CallbackStream<Int, Never>(buffering: policy.bridges) { sink in
+                box.value = sink
+                _ = sink.yield(-1)      // the iterator's first next() runs the builder and takes this
+                return Cancellation {}
+            }
+            var iterator = stream.makeAsyncIterator()
+            _ = await iterator.next()
+            let sink = box.value!
+            var tally = Tally()
+            var value = 0
+            for _ in 0..<rounds {
+                for _ in 0..<64 { _ = sink.yield(value); value += 1 }
+                for _ in 0..<policy.keeps { tally.add(await iterator.next()!) }
+            }
+            sink.finish()
+            return tally
+        }
+        try tally.checkBurst("spsc.burst64.\(policy.rawValue) bridges", rounds: rounds, keeps: policy.keeps)
+        return tally.sample(ns: ns, sent: rounds * 64)
+    }
+}
+
+func asyncStreamBurst(_ policy: SPSCPolicy, n: Int) async throws -> Sample {
+    try await detachedRun {
+        let rounds = n / 64
+        let (tally, ns) = await timed { () async -> Tally in
+            let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: policy.asyncStream)
+            var iterator = stream.makeAsyncIterator()
+            var tally = Tally()
+            var value = 0
+            for _ in 0..<rounds {
+                for _ in 0..<64 { continuation.yield(value); value += 1 }
+                for _ in 0..<policy.keeps { tally.add(await iterator.next()!) }
+            }
+            continuation.finish()
+            return tally
+        }
+        try tally.checkBurst("spsc.burst64.\(policy.rawValue) AsyncStream", rounds: rounds, keeps: policy.keeps)
+        return tally.sample(ns: ns, sent: rounds * 64)
+    }
+}
+
+extension Tally {
+    /// Exactly the `keeps` newest of every burst of 64, in order.
+    func checkBurst(_ what: String, rounds: Int, keeps: Int) throws {
+        // The kept elements of round r are 64r + 64 - keeps ..< 64r + 64.
+        let expectedSum = (0..<rounds).reduce(0) { sum, r in sum + (0..<keeps).reduce(0) { $0 + 64 * r + 64 - keeps + $1 } }
+        guard count == rounds * keeps, sum == expectedSum, outOfOrder == 0 else {
+            throw BenchFailure("\(what): expected the \(keeps) newest of each of \(rounds) bursts, got \(count) elements, sum \(sum) (expected \(expectedSum)), out of order \(outOfOrder)")
         }
     }
 }
@@ -175,7 +252,7 @@ func runWaiting(_ config: Config) async {
         peer: { try await asyncChannelRendezvous(n: n) }
     )
     await compare(
-        "rendezvous.thread", peer: "AsyncChannel(task)", config: config,
+        "rendezvous.thread", peer: "AsyncChannel(task)", noClaim: "thread producer vs the peer's task producer", config: config,
         bridges: { try await bridgesWaiting(.rendezvous, .thread, n: n, name: "rendezvous.thread") },
         peer: { try await asyncChannelRendezvous(n: n) }
     )
@@ -186,7 +263,7 @@ func runWaiting(_ config: Config) async {
             peer: { try await mpscChannelWatermark(capacity: capacity, n: n) }
         )
         await compare(
-            "suspending(\(capacity)).thread", peer: "MPSCChannel(task)", config: config,
+            "suspending(\(capacity)).thread", peer: "MPSCChannel(task)", noClaim: "thread producer vs the peer's task producer", config: config,
             bridges: { try await bridgesWaiting(.suspending(capacity), .thread, n: n, name: "suspending(\(capacity)).thread") },
             peer: { try await mpscChannelWatermark(capacity: capacity, n: n) }
         )

@@ -55,7 +55,7 @@ func asyncStreamMPSC(producers: Int, n: Int) async throws -> Sample {
 /// Fill to `depth`, drain, repeat: all in one task, so no hand-over cost, only the buffer's.
 func bridgesDepth(_ depth: Int, n: Int) async throws -> Sample {
     try await detachedRun {
-        let rounds = max(n / depth, 1)
+        let rounds = n == 0 ? 0 : max(n / depth, 1)
         let (tally, ns) = await timed { () async -> Tally in
             let box = Box<CallbackStream<Int, Never>.Sink>()
             let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
@@ -82,7 +82,7 @@ func bridgesDepth(_ depth: Int, n: Int) async throws -> Sample {
 
 func asyncStreamDepth(_ depth: Int, n: Int) async throws -> Sample {
     try await detachedRun {
-        let rounds = max(n / depth, 1)
+        let rounds = n == 0 ? 0 : max(n / depth, 1)
         let (tally, ns) = await timed { () async -> Tally in
             let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .unbounded)
             var iterator = stream.makeAsyncIterator()

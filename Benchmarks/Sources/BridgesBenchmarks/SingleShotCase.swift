@@ -1,78 +1,108 @@
-// Case 5: single-shot `withCallback` (with cancellation support) vs the hand-written bridge every
-// codebase has: withTaskCancellationHandler + withCheckedThrowingContinuation + a lock-guarded box
-// that resumes exactly once and forwards cancellation to the legacy call.
+// Case 5: single-shot `withCallback` (with cancellation support) vs the *lean* hand-written
+// bridge: withTaskCancellationHandler + withUnsafeThrowingContinuation + one lock-guarded box
+// (a pthread mutex in the box's own allocation) that resumes exactly once and forwards
+// cancellation to the legacy call. One allocation per call; the leanest correct peer.
 
 import Bridges
 import Dispatch
 import Foundation
 
-/// The hand-written peer, as careful as users write it: exactly-once resume, cancellation that
-/// resumes at once and cancels the legacy call, also when the task was cancelled before start.
-final class HandWrittenBridge<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is read and written only while `lock` is held.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Value, any Error>?
-    private var cancelled = false
-    private var cancel: (@Sendable () -> Void)?
+/// The lean peer's state, guarded by the mutex stored in the same allocation.
+struct LeanBridgeState<Value> {
+    var continuation: UnsafeContinuation<Value, any Error>?
+    var cancelled = false
+    var cancel: (@Sendable () -> Void)?
+}
 
-    func start(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
-        lock.lock()
-        if cancelled {
-            lock.unlock()
-            continuation.resume(throwing: CancellationError())
+/// The lean hand-written bridge: state and lock in one allocation, exactly-once resume,
+/// cancellation that resumes at once and cancels the legacy call, also when the task was
+/// cancelled before start.
+final class LeanBridge<Value: Sendable>: ManagedBuffer<LeanBridgeState<Value>, pthread_mutex_t> {
+
+    static func make() -> LeanBridge<Value> {
+        let buffer = unsafeDowncast(create(minimumCapacity: 1) { _ in LeanBridgeState() }, to: LeanBridge<Value>.self)
+        buffer.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
+        return buffer
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+    }
+
+    @inline(__always)
+    func locked<R>(_ body: (inout LeanBridgeState<Value>) -> R) -> R {
+        withUnsafeMutablePointers { state, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return body(&state.pointee)
+        }
+    }
+
+    func start(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
+        let cancelled = locked { state in
+            if state.cancelled { return true }
+            state.continuation = continuation
             return false
         }
-        self.continuation = continuation
-        lock.unlock()
-        return true
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        return !cancelled
     }
 
     func setCancel(_ action: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if cancelled {
-            lock.unlock()
-            action()
-            return
+        let runNow = locked { state in
+            if state.cancelled { return true }
+            state.cancel = action
+            return false
         }
-        cancel = action
-        lock.unlock()
+        if runNow { action() }
     }
 
     func resume(_ value: Value) {
-        lock.lock()
-        let c = continuation
-        continuation = nil
-        cancel = nil
-        lock.unlock()
+        let c = locked { state in
+            let c = state.continuation
+            state.continuation = nil
+            state.cancel = nil
+            return c
+        }
         c?.resume(returning: value)
     }
 
     func cancelNow() {
-        lock.lock()
-        cancelled = true
-        let c = continuation
-        continuation = nil
-        let action = cancel
-        cancel = nil
-        lock.unlock()
+        let (c, action) = locked { state in
+            state.cancelled = true
+            let c = state.continuation
+            state.continuation = nil
+            let action = state.cancel
+            state.cancel = nil
+            return (c, action)
+        }
         action?()
         c?.resume(throwing: CancellationError())
     }
 }
 
+/// ManagedBuffer is never Sendable; this handle to it is.
+struct LeanBridgeHandle<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: the buffer's header is read and written only with its mutex held.
+    let bridge: LeanBridge<Value>
+}
+
 @inline(never)
-func handWrittenCallback<Value: Sendable>(
+func leanCallback<Value: Sendable>(
     _ body: (_ done: @escaping @Sendable (Value) -> Void) -> (@Sendable () -> Void)
 ) async throws -> Value {
-    let box = HandWrittenBridge<Value>()
+    let handle = LeanBridgeHandle(bridge: LeanBridge<Value>.make())
     return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            guard box.start(continuation) else { return }
-            let cancel = body { box.resume($0) }
-            box.setCancel(cancel)
+        try await withUnsafeThrowingContinuation { continuation in
+            guard handle.bridge.start(continuation) else { return }
+            let cancel = body { handle.bridge.resume($0) }
+            handle.bridge.setCancel(cancel)
         }
     } onCancel: {
-        box.cancelNow()
+        handle.bridge.cancelNow()
     }
 }
 
@@ -87,10 +117,21 @@ func runSingleShot(_ config: Config) async {
         let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
-            for i in 0..<n {
-                sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-                    if onQueue { queue.async { done(.success(i)) } } else { done(.success(i)) }
-                    return Cancellation {}
+            // Two loops, not one `if` in the body: the queue's closure context would otherwise be
+            // allocated on the synchronous path too and blur the per-call malloc count.
+            if onQueue {
+                for i in 0..<n {
+                    sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                        queue.async { done(.success(i)) }
+                        return Cancellation {}
+                    }
+                }
+            } else {
+                for i in 0..<n {
+                    sum &+= try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                        done(.success(i))
+                        return Cancellation {}
+                    }
                 }
             }
             return sum
@@ -102,10 +143,19 @@ func runSingleShot(_ config: Config) async {
         let n = onQueue ? queueN : n
         let (sum, ns) = try await timed { () async throws -> Int in
             var sum = 0
-            for i in 0..<n {
-                sum &+= try await handWrittenCallback { (done: @escaping @Sendable (Int) -> Void) in
-                    if onQueue { queue.async { done(i) } } else { done(i) }
-                    return {}
+            if onQueue {
+                for i in 0..<n {
+                    sum &+= try await leanCallback { (done: @escaping @Sendable (Int) -> Void) in
+                        queue.async { done(i) }
+                        return {}
+                    }
+                }
+            } else {
+                for i in 0..<n {
+                    sum &+= try await leanCallback { (done: @escaping @Sendable (Int) -> Void) in
+                        done(i)
+                        return {}
+                    }
                 }
             }
             return sum
@@ -113,10 +163,10 @@ func runSingleShot(_ config: Config) async {
         try expectLossless("single-shot peer", sent: n, delivered: n, sum: sum)
         return Sample(nanoseconds: ns, sent: n, delivered: n)
     }
-    await compare("single-shot.sync", peer: "hand-written", config: config,
+    await compare("single-shot.sync", peer: "lean hand-written", config: config,
                   bridges: { try await detachedRun { try await bridges(onQueue: false) } },
                   peer: { try await detachedRun { try await peer(onQueue: false) } })
-    await compare("single-shot.queue", peer: "hand-written", config: config,
+    await compare("single-shot.queue", peer: "lean hand-written", config: config,
                   bridges: { try await detachedRun { try await bridges(onQueue: true) } },
                   peer: { try await detachedRun { try await peer(onQueue: true) } })
 }

@@ -1,7 +1,8 @@
 // BridgesBenchmarks: every Bridges adapter against its peer, alternating, median of ≥ 5 runs.
 //
 //   swift run -c release --package-path Benchmarks BridgesBenchmarks [--quick] [case-prefix …]
-//       [--bridges-only | --peer-only]      one side only, for profiling
+//       [--bridges-only | --peer-only | --limit-only]   one side only, for profiling
+//       [--once] [--count=N] [--exact] [--list]          for Benchmarks/callgrind (see Harness.swift's Config)
 //
 // Prints progress, then a table, then one `RATIO <case> bridges=<ns/el> peer=<ns/el> speedup=<peer/bridges>`
 // line per comparison and one `MEMORY <case> bridges=<bytes> peer=<bytes>` line per memory case.
@@ -23,6 +24,17 @@ func runAll() async -> Int32 {
     var config = Config(quick: quick, repetitions: quick ? 5 : 7, filters: filters)
     if arguments.contains("--bridges-only") { config.side = .bridges }
     if arguments.contains("--peer-only") { config.side = .peer }
+    if arguments.contains("--limit-only") { config.side = .limit }
+    config.once = arguments.contains("--once")
+    config.exact = arguments.contains("--exact")
+    config.list = arguments.contains("--list")
+    if let count = arguments.first(where: { $0.hasPrefix("--count=") }) {
+        config.count = Int(count.dropFirst("--count=".count))
+    }
+    if config.once && config.side == .both {
+        print("--once needs --bridges-only, --peer-only or --limit-only")
+        return 2
+    }
     Watchdog.shared.start()
 
     #if DEBUG

@@ -30,11 +30,16 @@
 /// thrown error keeps its type.
 public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     public typealias Builder = @Sendable (Sink) -> Cancellation
+    /// Called with every element produced and not delivered, and why. See ``UndeliveredReason``.
+    public typealias UndeliveredHandler = @Sendable (Element, UndeliveredReason) -> Void
+    /// The builder as the engine stores it: both public forms end up here.
+    @usableFromInline typealias AnyBuilder = @Sendable (Sink) -> Teardown
 
     @usableFromInline let policy: BufferingPolicy
-    @usableFromInline let onDrop: (@Sendable (Element) -> Void)?
+    /// `onDrop` and `onUndelivered` merged into one hook (nil when neither was given).
+    @usableFromInline let undelivered: UndeliveredHandler?
     @usableFromInline let site: CallSite
-    @usableFromInline let build: Builder
+    @usableFromInline let build: AnyBuilder
 
     /// Creates a cold stream whose producer `build` starts for each iterator.
     ///
@@ -42,6 +47,11 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     ///   - buffering: What happens to elements the consumer has not taken yet. See ``BufferingPolicy``.
     ///   - onDrop: Called with every element the policy drops, on the thread that yielded (for
     ///     `.latest`/`.dropOldest`, with the *old* element that made room).
+    ///   - onUndelivered: Called with every element that was produced and will never be
+    ///     delivered, with the reason: dropped by the policy (on the yielding thread), discarded
+    ///     because the consumer ended while it was buffered or being sent (on the thread that
+    ///     ended it, after the teardown), or yielded after the end (on the yielding thread). So
+    ///     delivered + undelivered == produced, whoever ends the stream. Never under a lock.
     ///   - build: Starts the producer with a ``Sink`` and returns the teardown that stops it. Runs
     ///     once per iterator, on its first `next()`, synchronously in the consumer's isolation.
     ///   - line: Call site reported with any misuse; leave the default.
@@ -50,19 +60,106 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     public init(
         buffering: BufferingPolicy = .unbounded,
         onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
         fileID: String = #fileID,
         line: UInt = #line,
         _ build: @escaping @Sendable (Sink) -> Cancellation
     ) {
+        self.init(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
+            Teardown(build($0))
+        }
+    }
+
+    /// Creates a cold stream whose teardown learns why the stream ended.
+    ///
+    /// ```swift
+    /// let rows = CallbackStream<[Row], any Error> { sink in
+    ///     let observation = observe(onChange: { sink.yield($0) }, onError: { sink.finish(throwing: $0) })
+    ///     return .onTermination { termination in
+    ///         observation.cancel()
+    ///         if case .failed(let error) = termination { log.error("observation failed: \(error)") }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The same as ``init(buffering:onDrop:onUndelivered:fileID:line:_:)-(_,_,_,_,_,(Sink)->Cancellation)``
+    /// otherwise: the teardown runs exactly once, and before the consumer's loop ends.
+    @inlinable
+    public init(
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ build: @escaping @Sendable (Sink) -> Teardown
+    ) {
         self.policy = buffering
-        self.onDrop = onDrop
+        switch (onDrop, onUndelivered) {
+        case (nil, nil):
+            self.undelivered = nil
+        case (let onDrop?, nil):
+            self.undelivered = { element, reason in if reason == .dropped { onDrop(element) } }
+        case (nil, let onUndelivered?):
+            self.undelivered = onUndelivered
+        case (let onDrop?, let onUndelivered?):
+            self.undelivered = { element, reason in
+                if reason == .dropped { onDrop(element) }
+                onUndelivered(element, reason)
+            }
+        }
         self.site = CallSite(fileID: fileID, line: line)
         self.build = build
     }
 
     @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build), onDrop: onDrop, site: site))
+        AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build), undelivered: undelivered, site: site))
+    }
+
+    /// Why a stream ended, as its ``Teardown`` learns it.
+    public enum Termination {
+        /// The producer called ``Sink/finish()`` (or released its sink without finishing).
+        case finished
+        /// The producer called ``Sink/finish(throwing:)`` with this error.
+        case failed(Failure)
+        /// The consumer ended it: it broke out of its loop, dropped its iterator, or its task was
+        /// cancelled.
+        case cancelled
+    }
+
+    /// What stops the producer when the stream ends: a ``Cancellation`` (today's form), or a
+    /// handler that learns why (``onTermination(_:)``). Runs exactly once, on the thread that
+    /// ended the stream, never under a lock, and before the consumer's loop ends.
+    public struct Teardown: Sendable {
+        @usableFromInline
+        enum Kind: Sendable {
+            case cancellation(Cancellation)
+            case handler(@Sendable (Termination) -> Void)
+        }
+
+        @usableFromInline let kind: Kind
+
+        /// A teardown that cancels `cancellation` whatever the reason.
+        @inlinable
+        public init(_ cancellation: Cancellation) { kind = .cancellation(cancellation) }
+
+        /// A teardown that receives why the stream ended.
+        @inlinable
+        public init(_ handler: @escaping @Sendable (Termination) -> Void) { kind = .handler(handler) }
+
+        /// A teardown that receives why the stream ended: `.finished`, `.failed(error)` or `.cancelled`.
+        @inlinable
+        public static func onTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Teardown {
+            Teardown(handler)
+        }
+
+        @inlinable
+        func run(_ termination: Termination) {
+            switch kind {
+            case .cancellation(let cancellation): cancellation.cancel()
+            case .handler(let handler): handler(termination)
+            }
+        }
     }
 
     /// What a synchronous ``Sink/yield(_:)`` (or ``Sink/send(_:isolation:)``) did with the element.
@@ -93,29 +190,56 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         /// `actor`. The first call runs the builder. If the calling task is cancelled, returns
         /// `nil` and ends the stream (teardown). If another task is already suspended on this
         /// iterator, reports `.concurrentIteration` and returns `nil` to the second caller.
-        @inlinable
+        @inlinable @inline(__always)
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            // Fast path, inlined into the caller: a buffered element with nothing else to do is
+            // taken under one lock pair, without an async call frame or an executor hop.
+            // Everything else (the first call, waiting, the end, cancellation) is out of line.
+            if !Task.isCancelled {
+                let action = consumer._nextAction()
+                if case .element(let element, nil, nil) = action { return element }
+                return try await _next(isolation: actor, action)
+            }
+            return try await _next(isolation: actor, nil)
+        }
+
+        /// The rest of `next(isolation:)`: `first` is the action the fast path got from the state
+        /// machine (nil: the task is cancelled).
+        @inlinable @inline(never)
+        mutating func _next(
+            isolation actor: isolated (any Actor)?,
+            _ first: CallbackStreamStorage<Element, Failure>.Machine.NextAction?
+        ) async throws(Failure) -> Element? {
             let storage = consumer.storage
-            if Task.isCancelled {
-                storage.terminateConsumer()
+            guard var action = first else {
+                storage.terminateConsumer(undelivered: consumer.undelivered)
                 return nil
             }
+            var askedBeforeSuspending = false
             while true {
-                switch storage.state.withLock({ $0.next() }) {
+                switch action {
                 case .element(let element, let sender, let demand):
                     sender?.resume(returning: Handoff(.enqueued))
-                    demand?(1)
+                    demand?.report()
                     return element
                 case .end(let failure):
                     if let failure { throw failure }
                     return nil
                 case .runBuilder(let builder):
-                    storage.runBuilder(builder, onDrop: consumer.onDrop, site: consumer.site)
+                    storage.runBuilder(builder, undelivered: consumer.undelivered, site: consumer.site)
                 case .suspend:
-                    let delivery = await storage.suspend(isolation: actor, site: consumer.site)
-                    delivery.demand?(1)
+                    // Rendezvous pull source: ask for the element first, then look again; a
+                    // source that answers synchronously never makes the consumer suspend.
+                    if !askedBeforeSuspending, let demand = storage.state.withLock({ $0.demandBeforeSuspending() }) {
+                        askedBeforeSuspending = true
+                        demand.report()
+                        break
+                    }
+                    let delivery = await storage.suspend(isolation: actor, undelivered: consumer.undelivered, site: consumer.site)
+                    delivery.demand?.report()
                     return try delivery.result.get()
                 }
+                action = storage.state.withLock { $0.next() }
             }
         }
 
@@ -136,6 +260,36 @@ extension CallbackStream.AsyncIterator: Sendable {}
 extension CallbackStream: Sendable {}
 
 extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
+extension CallbackStream.Termination: Sendable {}
+
+extension ConsumerToken {
+    /// One `next` event under the lock. A method on the token (not `consumer.storage.state…` in
+    /// the iterator), so the storage is borrowed from the token instead of retained and released
+    /// around every element.
+    @inlinable @inline(__always)
+    func _nextAction() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
+        storage.state.withLock { $0.next() }
+    }
+}
+
+/// Why an element that was produced was not delivered, as `onUndelivered` learns it.
+public enum UndeliveredReason: Sendable, Hashable, CustomStringConvertible {
+    /// The buffering policy dropped it (also passed to `onDrop` and counted in `droppedCount`).
+    case dropped
+    /// The consumer ended the stream (cancelled, broke out, dropped its iterator) while it was
+    /// buffered or while its `await send` was waiting.
+    case cancelled
+    /// It was yielded after the stream had ended (the yield answered `.terminated`).
+    case terminated
+
+    public var description: String {
+        switch self {
+        case .dropped: ".dropped"
+        case .cancelled: ".cancelled"
+        case .terminated: ".terminated"
+        }
+    }
+}
 extension CallbackStream.YieldResult: Equatable where Element: Equatable {}
 extension CallbackStream.YieldResult: Hashable where Element: Hashable {}
 

@@ -21,7 +21,10 @@ extension CallbackStream {
         @inlinable
         @discardableResult
         public func yield(_ element: sending Element) -> YieldResult {
-            token.storage.act(token.storage.state.withLock { $0.yield(element) }, onDrop: token.onDrop, site: token.site)
+            let action = token.storage.state.withLock { $0.yield(element) }
+            // Enqueued (the common case): nothing to act on, no handler or call site to copy.
+            if case .answer(let result) = action { return result }
+            return token.storage.act(action, undelivered: token.undelivered, site: token.site)
         }
 
         /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
@@ -37,7 +40,7 @@ extension CallbackStream {
             _ element: sending Element,
             isolation: isolated (any Actor)? = #isolation
         ) async -> YieldResult {
-            await token.storage.send(element, onDrop: token.onDrop, site: token.site, isolation: isolation)
+            await token.storage.send(element, undelivered: token.undelivered, site: token.site, isolation: isolation)
         }
 
         /// Ends the stream normally: the consumer receives what is buffered, then `nil`. The

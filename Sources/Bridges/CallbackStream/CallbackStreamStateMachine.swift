@@ -14,19 +14,37 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias Consumer = UnsafeContinuation<Delivery, Never>
     @usableFromInline typealias SenderContinuation = UnsafeContinuation<Handoff<YieldResult>, Never>
     @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
+    @usableFromInline typealias Teardown = CallbackStream<Element, Failure>.Teardown
+    @usableFromInline typealias Termination = CallbackStream<Element, Failure>.Termination
+
+    /// Demand to report to the producer: call `handler` with `count`, outside the lock.
+    @usableFromInline
+    struct Demand {
+        @usableFromInline let handler: DemandHandler
+        @usableFromInline let count: Int
+
+        @inlinable
+        init(_ handler: @escaping DemandHandler, _ count: Int) {
+            self.handler = handler
+            self.count = count
+        }
+
+        @inlinable func report() { handler(count) }
+    }
 
     @usableFromInline
     enum Mode { case unbounded, dropNewest, dropOldest, suspending }
 
-    /// What a suspended consumer is resumed with (`@unchecked Sendable`: see the extension below): the element or the end, and (under
-    /// `.suspending(n)`) the demand handler the consumer calls with 1 once it has taken the element.
+    /// What a suspended consumer is resumed with (`@unchecked Sendable`: see the extension below):
+    /// the element or the end, and (under `.suspending(n)`) the demand the consumer reports once it
+    /// has taken the element.
     @usableFromInline
     struct Delivery {
         @usableFromInline let result: Result<Element?, Failure>
-        @usableFromInline let demand: DemandHandler?
+        @usableFromInline let demand: Demand?
 
         @inlinable
-        init(_ result: Result<Element?, Failure>, demand: DemandHandler? = nil) {
+        init(_ result: Result<Element?, Failure>, demand: Demand? = nil) {
             self.result = result
             self.demand = demand
         }
@@ -42,9 +60,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// finishes (→ finished, or → terminated if the consumer was waiting) or when the
         /// consumer goes away or is cancelled (→ terminated).
         case streaming
-        /// The producer finished; the teardown has run (or runs as soon as the builder returns
-        /// it). The consumer drains the buffer, then receives the failure or `nil` (→ terminated),
-        /// unless it goes away or is cancelled first (→ terminated).
+        /// The producer finished; the teardown runs (or runs as soon as the builder returns it).
+        /// The consumer drains the buffer, then receives the failure or `nil` (→ terminated) once
+        /// the teardown has *returned* (until then it waits, so code after its loop always sees
+        /// the teardown done), unless it goes away or is cancelled first (→ terminated).
         case finished(Failure?)
         /// Terminal: the consumer saw the end, went away or was cancelled. Yields answer
         /// `.terminated`.
@@ -54,26 +73,32 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The teardown the builder returned, tracked apart from the phase because the producer may
     /// finish while the builder is still running.
     @usableFromInline
-    enum Teardown {
+    enum TeardownState {
         /// The builder has not returned yet (or never ran).
         case notYetReturned
         /// Returned and not run: runs when the stream ends.
-        case held(Cancellation)
-        /// The stream ended while the builder ran: run the teardown as soon as it is returned.
-        case runWhenReturned
+        case held(Teardown)
+        /// The stream ended (for this reason) while the builder ran: run the teardown as soon as
+        /// it is returned.
+        case runWhenReturned(Termination)
+        /// Taken by the thread that ended the stream, which runs it and then calls
+        /// `teardownReturned()`.
+        case running
         /// Run, or never needed (the builder never ran).
         case spent
     }
 
-    /// An `await send` suspended because a waiting policy had no room for its element.
+    /// An `await send` suspended because a waiting policy had no room for its element. A
+    /// cancelled sender keeps its place (its element is still delivered in the order it was
+    /// sent); only its continuation is taken.
     @usableFromInline
     struct Sender {
         @usableFromInline let id: UInt64
         @usableFromInline let element: Element
-        @usableFromInline let continuation: SenderContinuation
+        @usableFromInline var continuation: SenderContinuation?
 
         @inlinable
-        init(id: UInt64, element: Element, continuation: SenderContinuation) {
+        init(id: UInt64, element: Element, continuation: SenderContinuation?) {
             self.id = id
             self.element = element
             self.continuation = continuation
@@ -83,7 +108,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline let mode: Mode
     @usableFromInline let capacity: Int
     @usableFromInline var phase: Phase
-    @usableFromInline var teardown: Teardown = .notYetReturned
+    @usableFromInline var teardown: TeardownState = .notYetReturned
     /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
     @usableFromInline var buffer: RingBuffer<Element>
     /// The consumer suspended in `next()`; only while streaming with nothing buffered.
@@ -92,6 +117,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline var senders: [Sender] = []
     @usableFromInline var nextSenderID: UInt64 = 0
     @usableFromInline var demandHandler: DemandHandler?
+    /// Demand reported to `demandHandler` and not yet used by a yield (waiting policies only).
+    /// Demand is reported from depth: only when the room in the buffer exceeds this, and only
+    /// the difference, so the producer is never told it may send more than fits.
+    @usableFromInline var granted = 0
     @usableFromInline var droppedCount = 0
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
@@ -119,8 +148,27 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    /// Whether taking an element gives the producer one more unit of demand (`.suspending(n)`, n > 0).
+    /// Whether taking an element may give the producer more demand (`.suspending(n)`, n > 0).
     @inlinable var signalsDemandOnTake: Bool { mode == .suspending && capacity > 0 }
+
+    /// Room left in the buffer (negative when a synchronous yield overfilled it).
+    @inlinable var room: Int { capacity - buffer.count - senders.count }
+
+    /// After a take under `.suspending(n)`: the demand the producer has not been told of yet.
+    @inlinable
+    mutating func demandAfterTake() -> Demand? {
+        guard signalsDemandOnTake, let handler = demandHandler else { return nil }
+        let room = self.room
+        guard room > granted else { return nil }
+        defer { granted = room }
+        return Demand(handler, room - granted)
+    }
+
+    /// A yield under a waiting policy uses one unit of the demand reported (if any was left).
+    @inlinable
+    mutating func useDemand() {
+        if granted > 0 { granted -= 1 }
+    }
 
     @inlinable
     mutating func discardBuffer() -> RingBuffer<Element>? {
@@ -130,18 +178,25 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return old
     }
 
+    /// The teardown to run now for `termination`, if it was returned and not yet taken.
     @inlinable
-    mutating func takeTeardown() -> Cancellation? {
+    mutating func takeTeardown(_ termination: Termination) -> (Teardown, Termination)? {
         switch teardown {
-        case .held(let cancellation):
-            teardown = .spent
-            return cancellation
+        case .held(let held):
+            teardown = .running
+            return (held, termination)
         case .notYetReturned:
-            teardown = .runWhenReturned
+            teardown = .runWhenReturned(termination)
             return nil
-        case .runWhenReturned, .spent:
+        case .runWhenReturned, .running, .spent:
             return nil
         }
+    }
+
+    /// Whether the consumer may see the end now: the teardown has returned (or never existed).
+    @inlinable
+    var teardownDone: Bool {
+        if case .spent = teardown { true } else { false }
     }
 
     // MARK: - Next
@@ -149,13 +204,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum NextAction {
         /// Return this element. Resume `sender` (its element now has room) with `.enqueued`, and
-        /// call `demand` with 1.
-        case element(Element, sender: SenderContinuation?, demand: DemandHandler?)
+        /// report `demand`.
+        case element(Element, sender: SenderContinuation?, demand: Demand?)
         /// The stream is over: throw the failure, or return nil.
         case end(Failure?)
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
-        /// Nothing buffered: suspend and call `suspend`.
+        /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
+        /// `suspend`.
         case suspend
     }
 
@@ -171,18 +227,21 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                     buffer.append(first.element)
                     sender = first.continuation
                 }
-                return .element(element, sender: sender, demand: signalsDemandOnTake ? demandHandler : nil)
+                return .element(element, sender: sender, demand: signalsDemandOnTake ? demandAfterTake() : nil)
             }
             if !senders.isEmpty {
                 // Rendezvous: take the element straight from the waiting sender.
                 let first = senders.removeFirst()
-                return .element(first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandHandler : nil)
+                return .element(first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandAfterTake() : nil)
             }
             return .suspend
         case .finished(let failure):
             if let element = buffer.popFirst() {
                 return .element(element, sender: nil, demand: nil)
             }
+            // The producer's teardown is still running (on the thread that finished): wait for
+            // it, so that whatever follows the consumer's loop sees it done.
+            guard teardownDone else { return .suspend }
             phase = .terminated
             return .end(failure)
         case .terminated:
@@ -193,25 +252,37 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    /// The builder returned its teardown. Returns it if the stream already ended (run it now).
+    /// The builder returned its teardown. Returns it if the stream already ended (run it now,
+    /// then call `teardownReturned()`).
     @inlinable
-    mutating func builderReturned(_ cancellation: Cancellation) -> Cancellation? {
+    mutating func builderReturned(_ returned: Teardown) -> (Teardown, Termination)? {
         switch teardown {
         case .notYetReturned:
-            teardown = .held(cancellation)
+            teardown = .held(returned)
             return nil
-        case .runWhenReturned:
-            teardown = .spent
-            return cancellation
-        case .held, .spent:
+        case .runWhenReturned(let termination):
+            teardown = .running
+            return (returned, termination)
+        case .held, .running, .spent:
             preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
         }
     }
 
+    /// The teardown returned. If the consumer is waiting for the end (the producer finished and
+    /// the buffer is drained), it is resumed with it now.
+    @inlinable
+    mutating func teardownReturned() -> (Consumer, Failure?)? {
+        teardown = .spent
+        guard case .finished(let failure) = phase, buffer.isEmpty, let waiting = consumer else { return nil }
+        consumer = nil
+        phase = .terminated
+        return (waiting, failure)
+    }
+
     @usableFromInline
     enum SuspendAction {
-        /// Suspended; call `demand` with 1 (rendezvous: the consumer is asking for one element).
-        case suspended(demand: DemandHandler?)
+        /// Suspended; report `demand` (rendezvous: the consumer is asking for one element).
+        case suspended(demand: Demand?)
         /// Something arrived meanwhile: resume at once with it, and resume `sender` with `.enqueued`.
         case resume(Consumer, Delivery, sender: SenderContinuation?)
         /// Another task is already suspended on this iterator: resume this one with nil and report.
@@ -221,13 +292,20 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The consumer found nothing and is now suspended on `continuation`.
     @inlinable
     mutating func suspend(_ continuation: Consumer) -> SuspendAction {
-        if case .streaming = phase, consumer != nil {
-            return .concurrentIteration(continuation)
+        switch phase {
+        case .streaming, .finished:
+            if consumer != nil { return .concurrentIteration(continuation) }
+        case .idle, .terminated:
+            break
         }
         switch next() {
         case .suspend:
             consumer = continuation
-            return .suspended(demand: mode == .suspending && capacity == 0 ? demandHandler : nil)
+            guard mode == .suspending, capacity == 0, case .streaming = phase, granted == 0,
+                  let handler = demandHandler
+            else { return .suspended(demand: nil) }
+            granted = 1
+            return .suspended(demand: Demand(handler, 1))
         case .element(let element, let sender, let demand):
             return .resume(continuation, Delivery(.success(element), demand: demand), sender: sender)
         case .end(let failure):
@@ -237,18 +315,33 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
+    /// Rendezvous (`.suspending(0)`) with a demand handler: before the consumer suspends, ask
+    /// the producer for one element (once per wait), so that a source that answers
+    /// synchronously (a Combine publisher's `request(.max(1))`, a pull source) hands its element
+    /// over without the consumer suspending at all; `suspend` then asks nothing more. Returns
+    /// nil when there is nothing to ask.
+    @inlinable
+    mutating func demandBeforeSuspending() -> Demand? {
+        guard mode == .suspending, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
+              buffer.isEmpty, senders.isEmpty, let handler = demandHandler
+        else { return nil }
+        granted = 1
+        return Demand(handler, 1)
+    }
+
     // MARK: - Consumer gone or cancelled
 
     @usableFromInline
     enum TerminateAction {
         case none
-        /// Release these outside the lock, resume the suspended consumer with nil, tell waiting
-        /// senders `.terminated`, and run the teardown.
+        /// Outside the lock: run the teardown, then resume the suspended consumer with nil, tell
+        /// waiting senders `.terminated`, report the discarded elements (buffered, then those of
+        /// waiting senders) as undelivered, and release the rest.
         case terminate(
             builder: Builder?,
             consumer: Consumer?,
             senders: [Sender],
-            teardown: Cancellation?,
+            teardown: (Teardown, Termination)?,
             discarded: RingBuffer<Element>?,
             demand: DemandHandler?
         )
@@ -274,7 +367,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 builder: nil,
                 consumer: waiting,
                 senders: waitingSenders,
-                teardown: takeTeardown(),
+                teardown: takeTeardown(.cancelled),
                 discarded: discardBuffer(),
                 demand: demand
             )
@@ -287,14 +380,15 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @usableFromInline
     enum YieldAction {
-        /// Hand the element to the suspended consumer (with `demand` for it to call), and answer `result`.
-        case resumeConsumer(Consumer, Element, demand: DemandHandler?, result: YieldResult)
+        /// Hand the element to the suspended consumer (with `demand` for it to report), and answer `result`.
+        case resumeConsumer(Consumer, Element, demand: Demand?, result: YieldResult)
         /// Answer `result` (`.enqueued` or `.stopProducing`).
         case answer(YieldResult)
         /// The policy dropped this element: report it to `onDrop` and answer `.dropped(element)`.
         case dropped(Element)
-        /// The stream is over: answer `.terminated`; report misuse if the producer had finished.
-        case terminated(reportYieldAfterFinish: Bool)
+        /// The stream is over: the element is undelivered; answer `.terminated`; report misuse if
+        /// the producer had finished.
+        case terminated(Element, reportYieldAfterFinish: Bool)
     }
 
     @inlinable
@@ -303,10 +397,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .streaming:
             if let waiting = consumer {
                 consumer = nil
+                if mode == .suspending { useDemand() }
                 return .resumeConsumer(
                     waiting,
                     element,
-                    demand: signalsDemandOnTake ? demandHandler : nil,
+                    demand: signalsDemandOnTake ? demandAfterTake() : nil,
                     result: mode == .suspending && capacity == 0 ? .stopProducing : .enqueued
                 )
             }
@@ -332,11 +427,12 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 droppedCount += 1
                 return .dropped(oldest)
             case .suspending:
+                useDemand()
                 buffer.append(element)
                 return .answer(buffer.count + senders.count >= capacity ? .stopProducing : .enqueued)
             }
         case .finished, .terminated:
-            return .terminated(reportYieldAfterFinish: noteMisuseAfterFinish())
+            return .terminated(element, reportYieldAfterFinish: noteMisuseAfterFinish())
         case .idle:
             preconditionFailure("Internal inconsistency: yield before the builder ran")
         }
@@ -395,18 +491,20 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         guard case .streaming = phase, consumer == nil, buffer.count + senders.count >= capacity else {
             return .resumeNow(continuation, sendWithoutWaiting(element))
         }
+        useDemand()
         senders.append(Sender(id: id, element: element, continuation: continuation))
         return .suspended
     }
 
-    /// The sending task was cancelled: its element is enqueued anyway (a waiting policy never
-    /// loses data) and it is told `.stopProducing`. Returns nil if it was already resumed.
+    /// The sending task was cancelled: its element keeps its place in line (a waiting policy
+    /// never loses data, and elements are delivered in the order they were sent, whatever the
+    /// order of cancellation) and the sender is told `.stopProducing` now. Returns nil if it
+    /// was already resumed.
     @inlinable
     mutating func cancelSender(id: UInt64) -> SenderContinuation? {
         guard let index = senders.firstIndex(where: { $0.id == id }) else { return nil }
-        let sender = senders.remove(at: index)
-        buffer.append(sender.element)
-        return sender.continuation
+        defer { senders[index].continuation = nil }
+        return senders[index].continuation
     }
 
     // MARK: - Finish
@@ -416,9 +514,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case none
         /// Report a second finish (or a finish after the sink was released).
         case reportFinishAfterFinish
-        /// Resume the waiting consumer with the end, resume `senders` with `.enqueued` (their
-        /// elements were moved into the buffer and will be delivered), run the teardown.
-        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: Cancellation?, demand: DemandHandler?)
+        /// The consumer had already ended the stream: this failure reaches nobody. Report it.
+        case reportFailureAfterEnd(Failure)
+        /// Outside the lock: run the teardown (then call `teardownReturned()`), *then* resume the
+        /// waiting consumer with the end (so its loop ends after the teardown), and resume
+        /// `senders` with `.enqueued` (their elements were moved into the buffer and will be
+        /// delivered).
+        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: (Teardown, Termination)?, demand: DemandHandler?)
     }
 
     @inlinable
@@ -426,7 +528,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         switch phase {
         case .streaming:
             producerFinished = true
-            let teardown = takeTeardown()
+            let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished)
             let demand = demandHandler  // no more demand once the producer is done: release it
             demandHandler = nil
             if let waiting = consumer {
@@ -439,12 +541,18 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 resumed.reserveCapacity(senders.count)
                 for sender in senders {
                     buffer.append(sender.element)
-                    resumed.append(sender.continuation)
+                    if let continuation = sender.continuation { resumed.append(continuation) }
                 }
                 senders = []
             }
             phase = .finished(failure)
             return .finish(consumer: nil, nil, senders: resumed, teardown: teardown, demand: demand)
+        case .terminated where !producerFinished:
+            // The consumer ended first (cancelled, broke out): finishing from the teardown is
+            // normal, but an error passed now reaches nobody, so it is reported, not swallowed.
+            producerFinished = true
+            if let failure { return .reportFailureAfterEnd(failure) }
+            return .none
         case .finished, .terminated:
             return noteMisuseAfterFinish() ? .reportFinishAfterFinish : .none
         case .idle:
@@ -477,9 +585,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             case .unbounded, .dropNewest, .dropOldest:
                 return (Int.max, replaced)
             case .suspending where capacity == 0:
+                granted = consumer != nil ? 1 : 0
                 return (consumer != nil ? 1 : nil, replaced)
             case .suspending:
-                let room = capacity - buffer.count - senders.count
+                let room = self.room
+                granted = Swift.max(room, 0)
                 return (room > 0 ? room : nil, replaced)
             }
         }

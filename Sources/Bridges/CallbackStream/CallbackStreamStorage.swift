@@ -4,50 +4,70 @@
 /// resumed, the teardown run and `onDrop`/demand handlers called after the lock is released.
 @usableFromInline
 struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
-    @usableFromInline typealias Machine = CallbackStreamStateMachine<Element, Failure, CallbackStream<Element, Failure>.Builder>
+    @usableFromInline typealias Machine = CallbackStreamStateMachine<Element, Failure, CallbackStream<Element, Failure>.AnyBuilder>
     @usableFromInline typealias Delivery = Machine.Delivery
+    @usableFromInline typealias Undelivered = CallbackStream<Element, Failure>.UndeliveredHandler
 
     @usableFromInline let state: LockedState<Machine>
 
     @inlinable
-    init(policy: BufferingPolicy, builder: @escaping CallbackStream<Element, Failure>.Builder) {
+    init(policy: BufferingPolicy, builder: @escaping CallbackStream<Element, Failure>.AnyBuilder) {
         state = .create(Machine(policy: policy, builder: builder))
     }
 
     // MARK: Consumer side
 
-    /// Ends the iteration from the consumer's side (its task was cancelled or its iterator released).
+    /// Ends the iteration from the consumer's side (its task was cancelled or its iterator
+    /// released). The teardown runs first, so the consumer's loop ends after it.
     @inlinable
-    func terminateConsumer() {
+    func terminateConsumer(undelivered: Undelivered?) {
         guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
             state.withLock({ $0.consumerTerminated() })
         else { return }
+        runTeardown(teardown)
         consumer?.resume(returning: Delivery(.success(nil)))
-        for sender in senders { sender.continuation.resume(returning: Handoff(.terminated)) }
-        teardown?.cancel()
+        for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
+        if let undelivered {
+            if let discarded {
+                while let element = discarded.popFirst() { undelivered(element, .cancelled) }
+            }
+            for sender in senders { undelivered(sender.element, .cancelled) }
+        }
         withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock
+    }
+
+    /// Runs a teardown taken from the state machine, then tells it the teardown returned (which
+    /// resumes a consumer that was waiting for the end).
+    @inlinable
+    func runTeardown(_ work: (Machine.Teardown, Machine.Termination)?) {
+        guard let (teardown, termination) = work else { return }
+        teardown.run(termination)
+        if let (consumer, failure) = state.withLock({ $0.teardownReturned() }) {
+            consumer.resume(returning: Delivery(failure.map { .failure($0) } ?? .success(nil)))
+        }
     }
 
     @inlinable
     func runBuilder(
-        _ builder: CallbackStream<Element, Failure>.Builder,
-        onDrop: (@Sendable (Element) -> Void)?,
+        _ builder: CallbackStream<Element, Failure>.AnyBuilder,
+        undelivered: Undelivered?,
         site: CallSite
     ) {
-        let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self, onDrop: onDrop, site: site)))
-        state.withLock { $0.builderReturned(teardown) }?.cancel()
+        let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self, undelivered: undelivered, site: site)))
+        runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
     @inlinable
     func suspend(
         isolation actor: isolated (any Actor)?,
+        undelivered: Undelivered?,
         site: CallSite
     ) async -> Delivery {
         await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Machine.Consumer) in
                 switch state.withLock({ $0.suspend(continuation) }) {
                 case .suspended(let demand):
-                    demand?(1)
+                    demand?.report()
                 case .resume(let continuation, let delivery, let sender):
                     sender?.resume(returning: Handoff(.enqueued))
                     continuation.resume(returning: delivery)
@@ -61,14 +81,14 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 }
             }
         } onCancel: {
-            terminateConsumer()
+            terminateConsumer(undelivered: undelivered)
         }
     }
 
     // MARK: Producer side
 
     @inlinable
-    func act(_ action: Machine.YieldAction, onDrop: (@Sendable (Element) -> Void)?, site: CallSite) -> Machine.YieldResult {
+    func act(_ action: Machine.YieldAction, undelivered: Undelivered?, site: CallSite) -> Machine.YieldResult {
         switch action {
         case .resumeConsumer(let consumer, let element, let demand, let result):
             consumer.resume(returning: Delivery(.success(element), demand: demand))
@@ -76,12 +96,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         case .answer(let result):
             return result
         case .dropped(let element):
-            onDrop?(element)
+            undelivered?(element, .dropped)
             return .dropped(element)
-        case .terminated(let report):
+        case .terminated(let element, let report):
             if report {
                 site.report(.yieldAfterFinish, "an element was yielded after the producer had finished the stream; it was discarded", bridge: state.storage)
             }
+            undelivered?(element, .terminated)
             return .terminated
         }
     }
@@ -89,7 +110,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     func send(
         _ element: Element,
-        onDrop: (@Sendable (Element) -> Void)?,
+        undelivered: Undelivered?,
         site: CallSite,
         isolation: isolated (any Actor)?
     ) async -> Machine.YieldResult {
@@ -97,7 +118,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         let id: UInt64
         switch state.withLock({ $0.trySend(element) }) {
         case .done(let action):
-            return act(action, onDrop: onDrop, site: site)
+            return act(action, undelivered: undelivered, site: site)
         case .mustWait(let element, let senderID):
             (pending, id) = (element, senderID)
         }
@@ -107,7 +128,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 case .suspended:
                     if Task.isCancelled { cancelSender(id: id) }  // cancelled before it was enqueued
                 case .resumeNow(let continuation, let action):
-                    continuation.resume(returning: Handoff(act(action, onDrop: onDrop, site: site)))
+                    continuation.resume(returning: Handoff(act(action, undelivered: undelivered, site: site)))
                 }
             }
         } onCancel: {
@@ -144,10 +165,17 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
             break
         case .reportFinishAfterFinish:
             site.report(.finishCalledTwice, "finish() was called on a CallbackStream sink that had already finished; the call was ignored", bridge: state.storage)
+        case .reportFailureAfterEnd(let failure):
+            site.report(
+                .yieldAfterFinish,
+                "finish(throwing:) was called after the consumer had ended the stream (cancelled, broke out or dropped its iterator); the error reached nobody: \(failure)",
+                bridge: state.storage
+            )
         case .finish(let consumer, let failure, let senders, let teardown, let demand):
+            // The teardown first: a consumer whose loop ends here must find it done.
+            runTeardown(teardown)
             consumer?.resume(returning: Delivery(failure.map { .failure($0) } ?? .success(nil)))
             for sender in senders { sender.resume(returning: Handoff(.enqueued)) }
-            teardown?.cancel()
             withExtendedLifetime(demand) {}  // released here, outside the lock
         }
     }
@@ -167,18 +195,22 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 @usableFromInline
 final class ConsumerToken<Element, Failure: Error> {
     @usableFromInline let storage: CallbackStreamStorage<Element, Failure>
-    @usableFromInline let onDrop: (@Sendable (Element) -> Void)?
+    @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
     @usableFromInline let site: CallSite
 
     @inlinable
-    init(_ storage: CallbackStreamStorage<Element, Failure>, onDrop: (@Sendable (Element) -> Void)?, site: CallSite) {
+    init(
+        _ storage: CallbackStreamStorage<Element, Failure>,
+        undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?,
+        site: CallSite
+    ) {
         self.storage = storage
-        self.onDrop = onDrop
+        self.undelivered = undelivered
         self.site = site
     }
 
     @inlinable
-    deinit { storage.terminateConsumer() }
+    deinit { storage.terminateConsumer(undelivered: undelivered) }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is
@@ -187,13 +219,17 @@ final class ConsumerToken<Element, Failure: Error> {
 @usableFromInline
 final class SinkToken<Element, Failure: Error>: Sendable {
     @usableFromInline let storage: CallbackStreamStorage<Element, Failure>
-    @usableFromInline let onDrop: (@Sendable (Element) -> Void)?
+    @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
     @usableFromInline let site: CallSite
 
     @inlinable
-    init(_ storage: CallbackStreamStorage<Element, Failure>, onDrop: (@Sendable (Element) -> Void)?, site: CallSite) {
+    init(
+        _ storage: CallbackStreamStorage<Element, Failure>,
+        undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?,
+        site: CallSite
+    ) {
         self.storage = storage
-        self.onDrop = onDrop
+        self.undelivered = undelivered
         self.site = site
     }
 

@@ -31,7 +31,7 @@ final class RingBuffer<Element> {
 
     @inlinable var isEmpty: Bool { count == 0 }
 
-    @inlinable
+    @inlinable @inline(__always)
     func append(_ element: __owned Element) {
         if count == capacity { grow() }
         var index = head &+ count
@@ -40,7 +40,7 @@ final class RingBuffer<Element> {
         count &+= 1
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = (storage.unsafelyUnwrapped + head).move()

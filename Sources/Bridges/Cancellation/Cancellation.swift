@@ -13,25 +13,26 @@
 ///     return Cancellation { task.cancel() }
 /// }
 /// ```
-public final class Cancellation: Sendable, Hashable, CustomStringConvertible {
-    @usableFromInline
-    enum State: Sendable {
-        /// Not cancelled; the action (if any) is waiting. Left by `cancel()`.
-        case active((@Sendable () -> Void)?)
-        /// Terminal.
-        case cancelled
-    }
+public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConvertible {
+    // @unchecked Sendable: `action` and `cancelled` are read and written only with this object's
+    // lock from `_StripedLocks` held (a shared, never-freed table: a token allocates no lock of
+    // its own, so `Cancellation {}` is one allocation and no mutex init/destroy).
 
-    @usableFromInline let state: LockedState<State>
+    /// The action, until `cancel()` takes it (exactly once: moved out under the lock).
+    @usableFromInline @exclusivity(unchecked) var action: (@Sendable () -> Void)?
+    /// Terminal once true.
+    @usableFromInline @exclusivity(unchecked) var cancelled = false
 
     /// A token that runs `action` the first time it is cancelled.
+    @inlinable
     public init(_ action: @escaping @Sendable () -> Void) {
-        state = .create(.active(action))
+        self.action = action
     }
 
     /// A token with nothing to cancel; it still records ``isCancelled``.
+    @inlinable
     public init() {
-        state = .create(.active(nil))
+        self.action = nil
     }
 
     /// A token that cancels `task`.
@@ -51,14 +52,16 @@ public final class Cancellation: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether ``cancel()`` has been called.
     public var isCancelled: Bool {
-        state.withLock { if case .cancelled = $0 { true } else { false } }
+        _StripedLocks.withLock(for: self) { cancelled }
     }
 
     /// Runs the action if this is the first call; otherwise does nothing.
     public func cancel() {
-        let action: (@Sendable () -> Void)? = state.withLock { state in
-            guard case .active(let action) = state else { return nil }
-            state = .cancelled
+        let action: (@Sendable () -> Void)? = _StripedLocks.withLock(for: self) {
+            guard !cancelled else { return nil }
+            cancelled = true
+            let action = self.action
+            self.action = nil
             return action
         }
         action?()

@@ -1,10 +1,6 @@
-/// Lock + ``SingleShotStateMachine`` + acting on its actions, in one allocation.
-///
-/// Every method takes the lock only to run one event of the state machine, then resumes
-/// continuations, runs `Cancellation`s and calls `onLateResult` after releasing it.
+/// What a bridge is created with: the optional late-result handler and the call site.
 @usableFromInline
 struct SingleShotHeader<Success, Failure: Error> {
-    @usableFromInline var machine = SingleShotStateMachine<Success, Failure>()
     @usableFromInline let onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?
     @usableFromInline let site: CallSite
 
@@ -15,18 +11,42 @@ struct SingleShotHeader<Success, Failure: Error> {
     }
 }
 
+/// ``SingleShotStateMachine`` + acting on its actions, in one allocation with no lock of its own.
+///
+/// Every method takes the object's lock (from `_StripedLocks`: no mutex to allocate, init or
+/// destroy per bridge) only to run one event of the state machine, then resumes continuations,
+/// runs `Cancellation`s and calls `onLateResult` after releasing it. `onLateResult` and `site`
+/// are immutable, so they are read without the lock, and only on the paths that use them.
 @usableFromInline
-typealias SingleShotStorage<Success, Failure: Error> = LockedState<SingleShotHeader<Success, Failure>>
+final class SingleShotStorage<Success: Sendable, Failure: Error>: @unchecked Sendable {
+    // @unchecked Sendable: `machine` is read and written only with this object's striped lock
+    // held; the other fields are immutable; the results that cross threads are required to be
+    // Sendable by the public entry points.
+    @usableFromInline @exclusivity(unchecked) var machine = SingleShotStateMachine<Success, Failure>()
+    @usableFromInline let onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?
+    @usableFromInline let site: CallSite
 
-// The header's continuation, tokens and closures are only touched under the lock, and the
-// results that cross threads are required to be Sendable by the public entry points.
-extension SingleShotHeader: @unchecked Sendable {}
-
-extension LockedState {
     @inlinable
-    func _start<S, F>(_ continuation: UnsafeContinuation<Result<S, F>, any Error>) -> Bool
-    where State == SingleShotHeader<S, F> {
-        switch withLock({ $0.machine.start(continuation) }) {
+    init(_ header: SingleShotHeader<Success, Failure>) {
+        onLateResult = header.onLateResult
+        site = header.site
+    }
+
+    /// The spelling `_withCallbackCore` uses.
+    @inlinable
+    static func create(_ header: SingleShotHeader<Success, Failure>) -> SingleShotStorage {
+        SingleShotStorage(header)
+    }
+
+    /// Runs one event of the state machine under the lock.
+    @inlinable
+    func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
+        _StripedLocks.withLock(for: self) { body(&machine) }
+    }
+
+    @inlinable
+    func _start(_ continuation: UnsafeContinuation<Result<Success, Failure>, any Error>) -> Bool {
+        switch withLock({ $0.start(continuation) }) {
         case .runBody:
             return true
         case .resumeCancelled(let continuation):
@@ -36,38 +56,37 @@ extension LockedState {
     }
 
     @inlinable
-    func _bodyReturned<S, F>(_ cancellation: Cancellation?, _: Result<S, F>.Type) where State == SingleShotHeader<S, F> {
-        withLock { $0.machine.bodyReturned(cancellation) }?.cancel()
+    func _bodyReturned(_ cancellation: Cancellation?, _: Result<Success, Failure>.Type) {
+        withLock { $0.bodyReturned(cancellation) }?.cancel()
     }
 
     @inlinable
-    func _bodyThrew<S, F>(_ error: any Error, _: Result<S, F>.Type) where State == SingleShotHeader<S, F> {
-        withLock { $0.machine.bodyThrew() }?.resume(throwing: error)
+    func _bodyThrew(_ error: any Error, _: Result<Success, Failure>.Type) {
+        withLock { $0.bodyThrew() }?.resume(throwing: error)
     }
 
     @inlinable
-    func _callback<S: Sendable, F>(_ result: Result<S, F>) where State == SingleShotHeader<S, F> {
-        let (action, onLate, site) = withLock { ($0.machine.callback(result), $0.onLateResult, $0.site) }
-        switch action {
+    func _callback(_ result: Result<Success, Failure>) {
+        switch withLock({ $0.callback(result) }) {
         case .resume(let continuation, let result, let timeout):
             timeout?.cancel()
             continuation.resume(returning: result)
         case .deliverLate(let result):
-            onLate?(result)
+            onLateResult?(result)
         case .reportSecondCall(let report):
             if report {
                 site.report(
                     .callbackCalledTwice,
                     "the completion handler was called again after it had completed the bridge; the extra call was ignored",
-                    bridge: storage
+                    bridge: self
                 )
             }
         }
     }
 
     @inlinable
-    func _interrupt<S, F>(timedOut: Bool, _: Result<S, F>.Type) where State == SingleShotHeader<S, F> {
-        switch withLock({ $0.machine.interrupt(timedOut: timedOut) }) {
+    func _interrupt(timedOut: Bool, _: Result<Success, Failure>.Type) {
+        switch withLock({ $0.interrupt(timedOut: timedOut) }) {
         case .none:
             break
         case .resume(let continuation, let legacy, let timeout):
@@ -81,9 +100,8 @@ extension LockedState {
     }
 
     @inlinable
-    func _callbackReleased<S, F>(_: Result<S, F>.Type) where State == SingleShotHeader<S, F> {
-        let (action, site) = withLock { ($0.machine.callbackReleased(), $0.site) }
-        if case .resumeDropped(let continuation, let timeout) = action {
+    func _callbackReleased(_: Result<Success, Failure>.Type) {
+        if case .resumeDropped(let continuation, let timeout) = withLock({ $0.callbackReleased() }) {
             timeout?.cancel()
             site.report(
                 .callbackDropped,
@@ -92,19 +110,6 @@ extension LockedState {
             )
             continuation.resume(throwing: BridgeError.callbackDropped)
         }
-    }
-
-    @usableFromInline
-    func _startTimeout<S, F>(_ timeout: BridgeTimeout, _: Result<S, F>.Type) where State == SingleShotHeader<S, F> {
-        let task = Task { [self] in
-            do {
-                try await timeout.sleep()
-            } catch {
-                return  // cancelled: the bridge ended first
-            }
-            self._interrupt(timedOut: true, Result<S, F>.self)
-        }
-        if !withLock({ $0.machine.setTimeoutTask(task) }) { task.cancel() }
     }
 }
 

@@ -67,22 +67,21 @@ struct _Handover<Value>: @unchecked Sendable {
     @inlinable init(_ value: Value) { self.value = value }
 }
 
-extension LockedState {
+extension SingleShotStorage {
     /// The timeout: sleeps on the bridge's clock, then ends the wait and cancels the legacy call
     /// in `isolation`, the caller's (a `@MainActor` caller's legacy API is cancelled on the main
     /// actor, as it would be if the caller had cancelled it by hand).
     @usableFromInline
-    func _startTimeout<S, F>(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<S, F>.Type)
-    where State == SingleShotHeader<S, F> {
+    func _startTimeout(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<Success, Failure>.Type) {
         let task = Task { [self] in
             do {
                 try await timeout.sleep()
             } catch {
                 return  // cancelled: the bridge ended first
             }
-            await _run(in: isolation) { self._interrupt(timedOut: true, Result<S, F>.self) }
+            await _run(in: isolation) { self._interrupt(timedOut: true, Result<Success, Failure>.self) }
         }
-        if !withLock({ $0.machine.setTimeoutTask(task) }) { task.cancel() }
+        if !withLock({ $0.setTimeoutTask(task) }) { task.cancel() }
     }
 }
 

@@ -6,12 +6,14 @@ import Bridges
 /// at creation and reports to it later from any thread, which is what keeps a test's
 /// `Diagnostics.withHandler` scoped to the bridges it created. Without one, reports go to the
 /// default handler in effect when they are made (creating a bridge never reads it).
+@usableFromInline
 struct Reporter: Sendable {
     let fileID: String
     let line: UInt
     /// nil: the default handler at report time.
     private let handler: Diagnostics.Handler?
 
+    @usableFromInline
     init(fileID: String, line: UInt) {
         self.fileID = fileID
         self.line = line

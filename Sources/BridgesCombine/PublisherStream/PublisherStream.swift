@@ -37,6 +37,7 @@ extension Publisher {
     /// - `.drop` keeps only what arrives while the consumer waits in `next()`. The subscription is
     ///   made on the first `next()` but before the consumer waits, so what a synchronous publisher
     ///   (`Just`, `CurrentValueSubject`) sends while subscribing is dropped (and given to `onDrop`).
+    @inlinable
     public func stream(
         buffering policy: BufferingPolicy,
         onDrop: (@Sendable (Output) -> Void)? = nil,
@@ -47,7 +48,13 @@ extension Publisher {
         let upstream = PublisherBox(eraseToAnyPublisher())
         let reporter = Reporter(fileID: fileID, line: line)
         return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
-            let subscriber = StreamSubscriber<Output, Failure>(sink: sink, demandDriven: policy.isWaiting, reporter: reporter)
+            // `yield` is formed here, in inlinable code: specialised for the caller's element type.
+            let subscriber = StreamSubscriber<Output, Failure>(
+                sink: sink,
+                yield: { if case .terminated = sink.yield($0) { true } else { false } },
+                demandDriven: policy.isWaiting,
+                reporter: reporter
+            )
             if policy.isWaiting {
                 // Weak: the stream keeps its demand handler after the producer finished, and the
                 // subscriber holds the sink, so a strong capture would be a cycle that outlives a
@@ -65,9 +72,10 @@ extension Publisher {
 /// Combine publishers are not declared `Sendable`, but a publisher is a description of how to
 /// subscribe (a value) or a subject whose `subscribe` is thread-safe; the box only ever calls
 /// `subscribe`, once per iteration, from the consuming task — what `subscribe(on:)` does.
-private struct PublisherBox<Output, Failure: Error>: @unchecked Sendable {
-    let publisher: AnyPublisher<Output, Failure>
-    init(_ publisher: AnyPublisher<Output, Failure>) { self.publisher = publisher }
+@usableFromInline
+struct PublisherBox<Output, Failure: Error>: @unchecked Sendable {
+    @usableFromInline let publisher: AnyPublisher<Output, Failure>
+    @inlinable init(_ publisher: AnyPublisher<Output, Failure>) { self.publisher = publisher }
 }
 
 #endif

@@ -15,33 +15,33 @@ import Bridges
 ///   Demand reported before the subscription arrives is requested when it does.
 /// - Otherwise `request(.unlimited)` once, and the policy decides what to keep.
 /// - The subscription is cancelled at most once, and never after upstream completed.
+///
+/// Specialised per element: `Subscriber.receive(_:)` is a witness of a generic class, called by
+/// upstream in its generic form, so it touches only non-generic state (``StreamSubscriberState``,
+/// no runtime metadata look-ups) and yields through `yield`, a closure formed in the inlinable
+/// `stream(buffering:)`, i.e. specialised in the caller for the concrete element type.
+@usableFromInline
 final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {
     // @unchecked: mutable state is in `state`, behind its lock; the subscription and the sink
     // are called outside it.
-
-    private struct State {
-        enum Upstream {
-            /// Created; `receive(subscription:)` not called yet.
-            case awaiting
-            case subscribed(any Subscription)
-            /// Completed by upstream or cancelled by the consumer. Terminal.
-            case done
-        }
-
-        var upstream: Upstream = .awaiting
-        /// Demand the consumer made room for before the subscription arrived (demand-driven only).
-        var pendingDemand: Subscribers.Demand = .none
-        /// Requested and not yet received, as this subscriber counts it (demand-driven only).
-        var outstanding: Subscribers.Demand = .none
-    }
+    @usableFromInline typealias State = StreamSubscriberState
 
     private let state = Locked(State())
     private let sink: CallbackStream<Input, Failure>.Sink
+    /// `sink.yield(element)`, specialised where the stream was made; true if the stream is over.
+    private let yield: @Sendable (sending Input) -> Bool
     private let demandDriven: Bool
     private let reporter: Reporter
 
-    init(sink: CallbackStream<Input, Failure>.Sink, demandDriven: Bool, reporter: Reporter) {
+    @usableFromInline
+    init(
+        sink: CallbackStream<Input, Failure>.Sink,
+        yield: @escaping @Sendable (sending Input) -> Bool,
+        demandDriven: Bool,
+        reporter: Reporter
+    ) {
         self.sink = sink
+        self.yield = yield
         self.demandDriven = demandDriven
         self.reporter = reporter
     }
@@ -49,6 +49,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     // MARK: - Consumer side
 
     /// The sink's `onDemand`: the consumer can take `count` more elements.
+    @usableFromInline
     func consumerCanTake(_ count: Int) {
         guard count > 0 else { return }
         let demand: Subscribers.Demand = count == .max ? .unlimited : .max(count)
@@ -68,6 +69,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     }
 
     /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
+    @usableFromInline
     func cancelUpstream() {
         let subscription = state.withLock { state -> (any Subscription)? in
             defer { state.upstream = .done }
@@ -79,6 +81,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 
     // MARK: - Subscriber
 
+    @usableFromInline
     func receive(subscription: any Subscription) {
         let demand = state.withLock { state -> Subscribers.Demand? in
             guard case .awaiting = state.upstream else { return nil }
@@ -96,10 +99,9 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         if demand > .none { subscription.request(demand) }
     }
 
-    private enum Verdict { case yield, excess, ignore }
-
+    @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
-        let verdict = state.withLock { state -> Verdict in
+        let verdict = state.withLock { state -> StreamSubscriberVerdict in
             guard case .subscribed = state.upstream else { return .ignore }
             guard demandDriven else { return .yield }
             guard state.outstanding > .none else { return .excess }
@@ -122,10 +124,11 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. A publisher
         // gives up an element when it sends it (Combine's contract), so handing it on is safe.
         nonisolated(unsafe) let element = input
-        if case .terminated = sink.yield(element) { cancelUpstream() }
+        if yield(element) { cancelUpstream() }
         return .none
     }
 
+    @usableFromInline
     func receive(completion: Subscribers.Completion<Failure>) {
         let first = state.withLock { state -> Bool in
             guard case .subscribed = state.upstream else { return false }
@@ -138,6 +141,28 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .failure(let error): sink.finish(throwing: error)
         }
     }
+}
+
+/// What `receive(_:)` does with an element (top level, not generic, like the state).
+private enum StreamSubscriberVerdict { case yield, excess, ignore }
+
+/// The subscriber's state: not nested in the generic class (that would make it generic too, and
+/// every lock of it a runtime metadata look-up in the unspecialised witnesses).
+@usableFromInline
+struct StreamSubscriberState {
+    enum Upstream {
+        /// Created; `receive(subscription:)` not called yet.
+        case awaiting
+        case subscribed(any Subscription)
+        /// Completed by upstream or cancelled by the consumer. Terminal.
+        case done
+    }
+
+    var upstream: Upstream = .awaiting
+    /// Demand the consumer made room for before the subscription arrived (demand-driven only).
+    var pendingDemand: Subscribers.Demand = .none
+    /// Requested and not yet received, as this subscriber counts it (demand-driven only).
+    var outstanding: Subscribers.Demand = .none
 }
 
 #endif

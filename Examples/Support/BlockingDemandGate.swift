@@ -8,7 +8,10 @@ import Foundation
 /// ``waitForCredit()`` between elements: it blocks the producer's thread while the consumer has
 /// no room, so a fast producer never runs more than the buffer's capacity ahead. ``stop()``
 /// (from the stream's teardown) wakes the producer for good.
-public final class DemandGate: @unchecked Sendable {  // every field is guarded by `condition`
+///
+/// For a source that can pause without blocking a thread (an event loop, a `FileHandle`, a
+/// `DispatchSource`), use `Bridges.DemandGate` instead: it never blocks.
+public final class BlockingDemandGate: @unchecked Sendable {  // every field is guarded by `condition`
     private let condition = NSCondition()
     private var credits = 0
     private var stopped = false

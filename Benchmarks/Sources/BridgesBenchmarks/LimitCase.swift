@@ -1,0 +1,161 @@
+// The limit: the minimal correct single-consumer AsyncSequence — a lock, a ring, one stored
+// continuation — written here so every run measures the distance to it in the same process.
+// No cancellation, no policies, no teardown, no diagnostics: what any design must at least pay
+// to hand an element from a producer to an awaiting consumer. Printed as `limit=<ns>` on the
+// spsc RATIO lines; not a peer (nobody should ship it: a cancelled consumer hangs).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field below is read and written only with `mutex` held.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var ring: UnsafeMutablePointer<Element>
+    private var capacity = 16          // a power of two
+    private var head = 0
+    private var count = 0
+    private var finished = false
+    private var waiter: UnsafeContinuation<Element?, Never>?
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        ring = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        let mask = capacity - 1
+        for i in 0..<count { (ring + ((head + i) & mask)).deinitialize(count: 1) }
+        ring.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always) private func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) private func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Under the lock.
+    @inline(__always) private func push(_ element: Element) {
+        if count == capacity { grow() }
+        (ring + ((head + count) & (capacity - 1))).initialize(to: element)
+        count += 1
+    }
+
+    /// Under the lock; `count > 0`.
+    @inline(__always) private func pop() -> Element {
+        let element = (ring + head).move()
+        head = (head + 1) & (capacity - 1)
+        count -= 1
+        return element
+    }
+
+    @inline(never) private func grow() {
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        for i in 0..<count { (bigger + i).moveInitialize(from: ring + ((head + i) & (capacity - 1)), count: 1) }
+        ring.deallocate()
+        ring = bigger
+        head = 0
+        capacity *= 2
+    }
+
+    func yield(_ element: Element) {
+        lock()
+        if let waiter {
+            self.waiter = nil
+            unlock()
+            waiter.resume(returning: element)
+            return
+        }
+        push(element)
+        unlock()
+    }
+
+    func finish() {
+        lock()
+        finished = true
+        let waiter = self.waiter
+        self.waiter = nil
+        unlock()
+        waiter?.resume(returning: nil)
+    }
+
+    /// Buffered: taken synchronously under one lock pair. Empty: one continuation, stored.
+    @inline(__always)
+    func next(isolation actor: isolated (any Actor)?) async -> Element? {
+        lock()
+        if count > 0 {
+            let element = pop()
+            unlock()
+            return element
+        }
+        if finished {
+            unlock()
+            return nil
+        }
+        unlock()
+        return await wait(isolation: actor)
+    }
+
+    @inline(never)
+    private func wait(isolation actor: isolated (any Actor)?) async -> Element? {
+        await withUnsafeContinuation(isolation: actor) { continuation in
+            lock()
+            if count > 0 {
+                let element = pop()
+                unlock()
+                continuation.resume(returning: element)
+            } else if finished {
+                unlock()
+                continuation.resume(returning: nil)
+            } else {
+                waiter = continuation
+                unlock()
+            }
+        }
+    }
+}
+
+struct MinimalStream<Element: Sendable>: AsyncSequence {
+    let channel: MinimalChannel<Element>
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let channel: MinimalChannel<Element>
+        @inline(__always)
+        mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            await channel.next(isolation: actor)
+        }
+        mutating func next() async -> Element? { await channel.next(isolation: nil) }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(channel: channel) }
+}
+
+/// spsc.{thread,task}.unbounded through the minimal design.
+func limitSPSC(_ producer: ProducerKind, n: Int) async throws -> Sample {
+    try await detachedRun {
+        let (tally, ns) = await timed { () async -> Tally in
+            let channel = MinimalChannel<Int>()
+            switch producer {
+            case .thread:
+                onThread {
+                    for i in 0..<n { channel.yield(i) }
+                    channel.finish()
+                }
+            case .task:
+                Task.detached {
+                    for i in 0..<n { channel.yield(i) }
+                    channel.finish()
+                }
+            }
+            var tally = Tally()
+            for await x in MinimalStream(channel: channel) { tally.add(x) }
+            return tally
+        }
+        try tally.check("spsc.\(producer).unbounded limit", sent: n, lossless: true)
+        return tally.sample(ns: ns, sent: n)
+    }
+}

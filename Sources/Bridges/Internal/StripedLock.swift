@@ -1,0 +1,41 @@
+/// A fixed table of locks shared by small objects that must not pay for a lock of their own
+/// (an allocation, or a `pthread_mutex_init`/`destroy` pair per object): ``Cancellation`` and
+/// the single-shot bridge's storage. An object's lock is picked by its address.
+///
+/// Rules that keep sharing safe: a striped lock is held only around a few loads and stores of
+/// the object's own fields, never while calling out, resuming, or taking another lock (so two
+/// objects that share a stripe can never deadlock), and never across an `await`.
+@usableFromInline
+struct _StripedLocks: @unchecked Sendable {
+    // @unchecked Sendable: the table is created once (a `static let`, so thread-safe lazy
+    // initialisation), never freed or moved, and each entry is a lock made for sharing.
+    @usableFromInline let table: UnsafeMutablePointer<PlatformLock>
+
+    @usableFromInline static let count = 64   // a power of two
+
+    @usableFromInline static let shared: _StripedLocks = {
+        let table = UnsafeMutablePointer<PlatformLock>.allocate(capacity: count)
+        for i in 0..<count { _initializeLock(table + i) }
+        return _StripedLocks(table: table)
+    }()
+
+    @inlinable init(table: UnsafeMutablePointer<PlatformLock>) { self.table = table }
+
+    /// The lock of `object`: the same one for the object's whole life.
+    @inlinable
+    static func lock(for object: AnyObject) -> UnsafeMutablePointer<PlatformLock> {
+        // Heap objects are 16-byte aligned: drop those bits, then spread the rest a little.
+        let address = UInt(bitPattern: ObjectIdentifier(object))   // not `hashValue`: that runs SipHash
+        let index = Int(truncatingIfNeeded: (address >> 4) ^ (address >> 10)) & (count - 1)
+        return shared.table + index
+    }
+
+    /// Runs `body` with `object`'s lock held. `body` must only read and write `object`'s fields.
+    @inlinable
+    static func withLock<R>(for object: AnyObject, _ body: () throws -> R) rethrows -> R {
+        let lock = lock(for: object)
+        _lock(lock)
+        defer { _unlock(lock) }
+        return try body()
+    }
+}

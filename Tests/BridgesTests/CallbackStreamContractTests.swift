@@ -1,0 +1,292 @@
+@testable import Bridges
+import BridgesTesting
+import Dispatch
+import Testing
+
+/// The contract every multi-value source keeps (issue 13), held at the engine: order under
+/// cancellation, teardown before the loop ends, accounting that adds up, demand from depth, and
+/// pausing that cannot lose its wake-up.
+@Suite("CallbackStream: contract")
+struct CallbackStreamContractTests {
+    static let allPolicies: [BufferingPolicy] = [.unbounded, .latest, .drop, .rendezvous, .dropNewest(3), .dropOldest(3), .suspending(2)]
+
+    // MARK: - Rendezvous order under cancellation
+
+    @Test func rendezvous_cancellingTheLaterSenderFirst_keepsSendOrder() async {
+        await withSerialTasks {
+            let box = SinkBox<Int, Never>()
+            let stream = CallbackStream<Int, Never>(buffering: .rendezvous) { sink in
+                box.set(sink)
+                sink.yield(0)  // taken by the first next(), so nobody is waiting when 1 and 2 are sent
+                return Cancellation()
+            }
+            var iterator = stream.makeAsyncIterator()
+            #expect(await iterator.next() == 0)
+            let sink = box.sink
+            let first = Task { await sink.send(1) }
+            await runUntilIdle()  // first is suspended in send(1)
+            let second = Task { await sink.send(2) }
+            await runUntilIdle()  // second is suspended in send(2), behind it
+            second.cancel()
+            #expect(await second.value == .stopProducing, "a cancelled send returns at once; its element is kept")
+            #expect(await iterator.next() == 1, "the earlier send is delivered first, whatever the cancellation order")
+            #expect(await first.value == .enqueued)
+            #expect(await iterator.next() == 2)
+            box.clear()
+        }
+    }
+
+    // MARK: - Teardown before the loop ends
+
+    @Test func producerFinishesFromAnotherThread_codeAfterTheLoopSeesTheTeardownDone() async {
+        for round in 0..<500 {
+            let torn = Counter()
+            let box = SinkBox<Int, any Error>()
+            let stream = CallbackStream<Int, any Error> { sink in
+                box.set(sink)
+                return Cancellation { torn.increment() }
+            }
+            let consumer = Task { () -> Int in
+                var count = 0
+                do { for try await _ in stream { count += 1 } } catch {}
+                return torn.value  // code after the loop (a retry, an assertion)
+            }
+            await box.ready.wait()
+            let sink = box.sink
+            box.clear()
+            DispatchQueue.global().async {
+                if round % 2 == 0 { sink.yield(round) }  // half with an element buffered, half suspended
+                sink.finish(throwing: TestError(code: round))
+            }
+            #expect(await consumer.value == 1, "round \(round): the loop ended before its teardown ran")
+        }
+    }
+
+    @Test func teardownLearnsWhyTheStreamEnded() async throws {
+        let reasons = Collected<String>()
+        func stream(_ end: @escaping @Sendable (CallbackStream<Int, TestError>.Sink) -> Void) -> CallbackStream<Int, TestError> {
+            CallbackStream<Int, TestError> { sink in
+                end(sink)
+                return .onTermination { termination in
+                    switch termination {
+                    case .finished: reasons.append("finished")
+                    case .failed(let error): reasons.append("failed(\(error.code))")
+                    case .cancelled: reasons.append("cancelled")
+                    }
+                }
+            }
+        }
+        for try await _ in stream({ $0.finish() }) {}
+        do { for try await _ in stream({ $0.finish(throwing: TestError(code: 7)) }) {} } catch {}
+        let box = SinkBox<Int, TestError>()  // keeps the sink: released, it would finish the stream
+        for try await _ in stream({ box.set($0); $0.yield(1) }) { break }
+        #expect(reasons.values == ["finished", "failed(7)", "cancelled"])
+    }
+
+    // MARK: - finish(throwing:) after the end
+
+    @Test func finishThrowingAfterTheConsumerLeft_isReported() async throws {
+        let (_, diagnostics) = try await capturingDiagnostics {
+            let stream = CallbackStream<Int, TestError> { sink in
+                sink.yield(1)
+                // The teardown learns the consumer left and reports an error nobody will see.
+                return Cancellation { sink.finish(throwing: TestError(code: 9)) }
+            }
+            for try await _ in stream { break }
+        }
+        #expect(diagnostics.count == 1)
+        #expect(diagnostics.first?.message.contains("TestError(code: 9)") == true)
+    }
+
+    @Test func plainFinishFromTheTeardownAfterTheConsumerLeft_isNotMisuse() async {
+        let (_, diagnostics) = await capturingDiagnostics {
+            let stream = CallbackStream<Int, Never> { sink in
+                sink.yield(1)
+                return Cancellation { sink.finish() }
+            }
+            for await _ in stream { break }
+        }
+        #expect(diagnostics.isEmpty)
+    }
+
+    // MARK: - Accounting
+
+    /// Producer on another thread, consumer cancelled at a random moment: every element produced
+    /// is either delivered or reported undelivered, exactly once.
+    @Test(.timeLimit(.minutes(3)), arguments: allPolicies)
+    func deliveredPlusUndelivered_equalsProduced_underCancellation(_ policy: BufferingPolicy) async {
+        let rounds = 10_000
+        let perRound = 8
+        for round in 0..<rounds {
+            let undelivered = Collected<String>()
+            let produced = Counter()
+            let producerDone = Signal()
+            let started = Counter()
+            let stream = CallbackStream<Int, Never>(
+                buffering: policy,
+                onUndelivered: { element, reason in undelivered.append("\(element)\(reason)") }
+            ) { sink in
+                started.increment()
+                DispatchQueue.global().async {
+                    for i in 0..<perRound {
+                        produced.increment()
+                        if case .terminated = sink.yield(i) { break }
+                    }
+                    producerDone.open()
+                }
+                return Cancellation()
+            }
+            let consumer = Task { () -> [Int] in
+                var delivered: [Int] = []
+                for await value in stream {
+                    delivered.append(value)
+                    if delivered.count == round % (perRound + 1) { break }  // sometimes it breaks out
+                }
+                return delivered
+            }
+            if round % 3 != 0 { consumer.cancel() }  // runs the cancellation handler here, synchronously
+            let delivered = await consumer.value
+            if started.value > 0 { await producerDone.wait() }
+            #expect(
+                delivered.count + undelivered.count == produced.value,
+                "\(policy) round \(round): \(delivered) delivered + \(undelivered.values) undelivered != \(produced.value) produced"
+            )
+            if delivered.count + undelivered.count != produced.value { return }
+        }
+    }
+
+    @Test func undeliveredReasons_dropped_cancelled_terminated() async {
+        let reasons = Collected<String>()
+        let box = SinkBox<Int, Never>()
+        let stream = CallbackStream<Int, Never>(
+            buffering: .latest,
+            onDrop: { reasons.append("onDrop(\($0))") },
+            onUndelivered: { element, reason in reasons.append("\(element)\(reason)") }
+        ) { sink in
+            box.set(sink)
+            sink.yield(1)
+            sink.yield(2)  // drops 1
+            return Cancellation()
+        }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == 2)
+        box.sink.yield(3)
+        iterator = stream.makeAsyncIterator()  // the first iterator is released: 3 was buffered
+        #expect(box.sink.yield(4) == .terminated)
+        #expect(reasons.values == ["onDrop(1)", "1.dropped", "3.cancelled", "4.terminated"])
+        box.clear()
+        _ = iterator
+    }
+
+    // MARK: - Demand from depth
+
+    @Test func suspending_excessYields_demandOnlyWhenThereIsRoom() async {
+        let demand = Collected<Int>()
+        let box = SinkBox<Int, Never>()
+        let stream = CallbackStream<Int, Never>(buffering: .suspending(2)) { sink in
+            box.set(sink)
+            sink.onDemand { demand.append($0) }
+            for i in 1...4 { sink.yield(i) }  // two beyond capacity: the buffer holds 4
+            return Cancellation()
+        }
+        var iterator = stream.makeAsyncIterator()
+        var taken: [Int] = []
+        var demandAfterEachTake: [[Int]] = []
+        for _ in 1...4 {
+            taken.append(await iterator.next()!)
+            demandAfterEachTake.append(demand.values)
+        }
+        #expect(taken == [1, 2, 3, 4])
+        // Registration: room 2. Takes 1 and 2 leave 3 and 2 buffered: no room, no demand.
+        // Takes 3 and 4 make room for one each.
+        #expect(demandAfterEachTake == [[2], [2], [2, 1], [2, 1, 1]])
+        #expect(demand.values.reduce(0, +) - 4 <= 2, "outstanding demand never above capacity")
+        box.clear()
+    }
+
+    // MARK: - Pausing that cannot lose its wake-up
+
+    /// The documented pattern: a source that pauses when its credit runs out and resumes when the
+    /// consumer makes room, through `DemandGate`. `.suspending(1)` and a consumer faster than the
+    /// producer put `onDemand` in the gap between `yield` and the pause as often as possible. A
+    /// lost wake-up hangs a round (and the time limit fails the test).
+    @Test(.timeLimit(.minutes(3)))
+    func pauseResumeThroughDemandGate_suspending1_fastConsumer_neverLosesAWakeUp() async {
+        for round in 0..<10_000 {
+            let perRound = 16
+            let stream = CallbackStream<Int, Never>(buffering: .suspending(1)) { sink in
+                let source = PausableSource(count: perRound, sink: sink)
+                let gate = DemandGate(pause: { source.pause() }, resume: { source.resume() })
+                source.gate = gate
+                sink.onDemand { gate.add($0) }
+                source.resume()
+                return Cancellation { gate.stop() }
+            }
+            var received = 0
+            for await value in stream {
+                #expect(value == received, "round \(round)")
+                received += 1
+            }
+            #expect(received == perRound, "round \(round)")
+        }
+    }
+
+    @Test func demandGate_strictlyAlternates_andEndsInTheStateTheCreditsAsk() {
+        let log = Collected<String>()
+        let gate = DemandGate(pause: { log.append("pause") }, resume: { log.append("resume") })
+        gate.add(2)
+        #expect(gate.spend())
+        #expect(!gate.spend())
+        #expect(gate.isPaused)
+        gate.add(1)
+        #expect(!gate.isPaused)
+        #expect(!gate.spend(3))  // a chunk: credits go negative
+        gate.add(2)
+        #expect(gate.isPaused, "still short of credit: -2 + 2 = 0")
+        gate.add(1)
+        gate.stop()
+        #expect(!gate.spend())
+        #expect(log.values == ["pause", "resume", "pause", "resume"])
+    }
+}
+
+/// A source that produces on its own serial queue while running, and pauses/resumes through a
+/// `DemandGate`: the shape of a socket or a file handle.
+private final class PausableSource: @unchecked Sendable {  // every field is touched on `queue` only, except `gate`, set before `resume()`
+    private let queue = DispatchQueue(label: "PausableSource")
+    private let sink: CallbackStream<Int, Never>.Sink
+    private let count: Int
+    private var next = 0
+    private var paused = false
+    private var finished = false
+    var gate: DemandGate?
+
+    init(count: Int, sink: CallbackStream<Int, Never>.Sink) {
+        self.count = count
+        self.sink = sink
+    }
+
+    func pause() { queue.async { self.paused = true } }
+
+    func resume() {
+        queue.async {
+            self.paused = false
+            self.produce()
+        }
+    }
+
+    private func produce() {
+        while !paused && next < count {
+            let value = next
+            next += 1
+            if case .terminated = sink.yield(value) { return }
+            // The gate pauses us (asynchronously, on this queue) when credit runs out; stop
+            // looping now so the pause lands before we produce again.
+            if gate?.spend() == false { break }
+        }
+        if next == count && !finished {
+            finished = true
+            sink.finish()
+        }
+    }
+}
