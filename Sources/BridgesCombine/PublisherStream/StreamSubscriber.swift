@@ -96,10 +96,16 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         if demand > .none { subscription.request(demand) }
     }
 
-    private enum Verdict { case yield, excess, ignore }
+    private enum Verdict { case yield, excess, ignore, beforeSubscription }
 
     func receive(_ input: Input) -> Subscribers.Demand {
         let verdict = state.withLock { state -> Verdict in
+            if case .awaiting = state.upstream {
+                // A broken publisher: nothing was requested, and nothing could be. End here,
+                // so that the consumer does not wait forever for a subscription.
+                state.upstream = .done
+                return .beforeSubscription
+            }
             guard case .subscribed = state.upstream else { return .ignore }
             guard demandDriven else { return .yield }
             guard state.outstanding > .none else { return .excess }
@@ -110,6 +116,15 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .ignore:
             // After cancel or completion: a late element in flight; the stream is over anyway.
             return .none
+        case .beforeSubscription:
+            reporter.report(
+                .other("valueBeforeSubscription"),
+                "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled"
+            )
+            nonisolated(unsafe) let element = input  // as below
+            sink.yield(element)
+            sink.finish()
+            return .none
         case .excess:
             reporter.report(
                 .excessEmission,
@@ -118,8 +133,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .yield:
             break
         }
-        // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. A publisher
-        // gives up an element when it sends it (Combine's contract), so handing it on is safe.
+        // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. Only
+        // `stream` (Output: Sendable) and `uncheckedStream` (the caller vouches) get here.
         nonisolated(unsafe) let element = input
         if case .terminated = sink.yield(element) { cancelUpstream() }
         return .none
