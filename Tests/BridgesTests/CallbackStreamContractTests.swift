@@ -204,6 +204,29 @@ struct CallbackStreamContractTests {
         box.clear()
     }
 
+    @Test func watermark_demandOnlyOnceDrainedToLow_thenForTheWholeRoom() async {
+        let demand = Collected<Int>()
+        let results = Collected<String>()
+        let box = SinkBox<Int, Never>()
+        let stream = CallbackStream<Int, Never>(buffering: .watermark(low: 1, high: 4)) { sink in
+            box.set(sink)
+            sink.onDemand { demand.append($0) }
+            for i in 1...4 { results.append("\(sink.yield(i))") }
+            return Cancellation()
+        }
+        var iterator = stream.makeAsyncIterator()
+        var demandAfterEachTake: [[Int]] = []
+        for _ in 1...4 {
+            _ = await iterator.next()
+            demandAfterEachTake.append(demand.values)
+        }
+        #expect(results.values == [".enqueued", ".enqueued", ".enqueued", ".stopProducing"])
+        #expect(demandAfterEachTake == [[4], [4], [4, 3], [4, 3, 1]], "nothing until the depth is down to low (1), then the room")
+        #expect(BufferingPolicy.watermark(low: 1, high: 4).description == ".watermark(low: 1, high: 4)")
+        #expect(BufferingPolicy.watermark(low: 1, high: 4).isWaiting)
+        box.clear()
+    }
+
     // MARK: - Pausing that cannot lose its wake-up
 
     /// The documented pattern: a source that pauses when its credit runs out and resumes when the
