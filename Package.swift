@@ -1,10 +1,5 @@
 // swift-tools-version: 6.1
 import PackageDescription
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
 //
@@ -18,7 +13,8 @@ let package = Package(
         .library(name: "Bridges", targets: ["Bridges"]),
         .library(name: "BridgesCombine", targets: ["BridgesCombine"]),
         .library(name: "BridgesTesting", targets: ["BridgesTesting"]),
-        .executable(name: "BridgesTour", targets: ["BridgesTour"]),
+        // No product for the tour: `swift run BridgesTour` runs an executable target of the root
+        // package, and users of the package are not handed a demo executable.
     ],
     traits: [
         .trait(
@@ -80,6 +76,8 @@ let package = Package(
 
 // Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
 // The DocC plugin is added only when asked for, so it never enters users' dependency graph.
-if getenv("BRIDGES_DOCS") != nil {
+// `Context.environment` (PackageDescription 6.0+) is the supported way for a manifest to read the
+// environment: SwiftPM knows the manifest depends on it and re-evaluates it when it changes.
+if Context.environment["BRIDGES_DOCS"] != nil {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
 }

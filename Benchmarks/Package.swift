@@ -29,6 +29,17 @@ let package = Package(
                 "CMallocInfo",
             ]
         ),
+        // A release-mode soak of every adapter (heap back to baseline, objects released, exact
+        // counts, misuse through the default handler): `swift run -c release --package-path Benchmarks BridgesSoak`.
+        .executableTarget(
+            name: "BridgesSoak",
+            dependencies: [
+                .product(name: "Bridges", package: "Bridges"),
+                .product(name: "BridgesCombine", package: "Bridges"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                "CMallocInfo",
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

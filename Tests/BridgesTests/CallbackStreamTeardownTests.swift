@@ -154,7 +154,7 @@ struct CallbackStreamTeardownTests {
         }
         #expect(received == [1])
         #expect(probe.teardowns.value == 1)
-        #expect(diagnostics.map(\.kind) == [.callbackDropped])
+        #expect(diagnostics.map(\.kind) == [.sinkDropped])
     }
 
     @Test func yieldAfterFinish_answersTerminated_andReportsOnce() async {
@@ -169,7 +169,8 @@ struct CallbackStreamTeardownTests {
             }
             for await _ in stream {}
         }
-        #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
+        #expect(diagnostics.map(\.kind) == [.yieldAfterFinish, .finishCalledTwice])  // once per kind
+        #expect(diagnostics.first?.occurrences == 2)
         #expect(diagnostics.first?.fileID.hasSuffix("CallbackStreamSupport.swift") == true)
         box.clear()
         await probe.proxyReleased.wait()

@@ -157,6 +157,7 @@ struct WithCallbackMisuseTests {
         }
         #expect(values == [1, 1, 1])
         #expect(diagnostics.map(\.kind) == Array(repeating: .callbackCalledTwice, count: 5))
+        #expect(diagnostics.map(\.occurrences) == [2, 1, 1, 1, 1])  // every extra call counted
         #expect(diagnostics.allSatisfy { $0.fileID == #fileID && $0.message.contains("called again") })
     }
 

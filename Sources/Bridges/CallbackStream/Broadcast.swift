@@ -202,7 +202,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         case .queued(let result):
             return result
         case .reportSendAfterFinish:
-            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded")
+            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded", bridge: self)
             return .terminated
         case .terminated:
             return .terminated

@@ -429,12 +429,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    /// Whether a yield/finish now is the producer's misuse that has not been reported yet.
+    /// Whether a yield/finish now is the producer's misuse. Every occurrence is reported: the
+    /// diagnostics ledger delivers the first per stream and kind and counts the rest.
     @inlinable
     mutating func noteMisuseAfterFinish() -> Bool {
-        guard producerFinished, !reportedYieldAfterFinish else { return false }
-        reportedYieldAfterFinish = true
-        return true
+        producerFinished && !reportedYieldAfterFinish
     }
 
     // MARK: - Send

@@ -74,7 +74,8 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 case .concurrentIteration(let continuation):
                     site.report(
                         .concurrentIteration,
-                        "next() was called on a CallbackStream iterator while another task was suspended in next(); an iterator must be used by one task at a time. The second call returns nil."
+                        "next() was called on a CallbackStream iterator while another task was suspended in next(); an iterator must be used by one task at a time. The second call returns nil.",
+                        bridge: state.storage
                     )
                     continuation.resume(returning: Delivery(.success(nil)))
                 }
@@ -99,7 +100,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
             return .dropped(element)
         case .terminated(let element, let report):
             if report {
-                site.report(.yieldAfterFinish, "an element was yielded after the producer had finished the stream; it was discarded")
+                site.report(.yieldAfterFinish, "an element was yielded after the producer had finished the stream; it was discarded", bridge: state.storage)
             }
             undelivered?(element, .terminated)
             return .terminated
@@ -150,8 +151,9 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     func producerReleased(site: CallSite) {
         guard let action = state.withLock({ $0.producerReleased() }) else { return }
         site.report(
-            .callbackDropped,
-            "the producer released every copy of the CallbackStream's sink without calling finish(); the stream finishes so that its consumer does not wait forever"
+            .sinkDropped,
+            "the producer released every copy of the CallbackStream's sink without calling finish(); the stream finishes so that its consumer does not wait forever",
+            bridge: nil  // once per stream by construction, and reported from the sink's deinit
         )
         act(action, site: site)
     }
@@ -162,11 +164,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         case .none:
             break
         case .reportFinishAfterFinish:
-            site.report(.yieldAfterFinish, "finish() was called on a CallbackStream sink that had already finished; the call was ignored")
+            site.report(.finishCalledTwice, "finish() was called on a CallbackStream sink that had already finished; the call was ignored", bridge: state.storage)
         case .reportFailureAfterEnd(let failure):
             site.report(
                 .yieldAfterFinish,
-                "finish(throwing:) was called after the consumer had ended the stream (cancelled, broke out or dropped its iterator); the error reached nobody: \(failure)"
+                "finish(throwing:) was called after the consumer had ended the stream (cancelled, broke out or dropped its iterator); the error reached nobody: \(failure)",
+                bridge: state.storage
             )
         case .finish(let consumer, let failure, let senders, let teardown, let demand):
             // The teardown first: a consumer whose loop ends here must find it done.

@@ -45,7 +45,8 @@ extension FileHandle {
             guard let claim = HandleClaims.shared.claim(handle.value) else {
                 site.report(
                     .other("fileHandleAlreadyRead"),
-                    "readChunks()/readLines() was started on a FileHandle that another loop is already reading; this loop gets no data and ends at once (the other keeps its handler)"
+                    "readChunks()/readLines() was started on a FileHandle that another loop is already reading; this loop gets no data and ends at once (the other keeps its handler)",
+                    bridge: nil  // once per loop: this stream ends here
                 )
                 sink.finish()
                 return Cancellation()
@@ -105,7 +106,8 @@ final class HandleClaims: Sendable {
 /// Reads one handle for one stream: installs `readabilityHandler`, removes it to pause and
 /// installs it again to resume (a `DemandGate` calls these, strictly alternating), and reads on
 /// one serial queue, so chunks stay in order even when a resume reads what became readable
-/// while paused.
+/// while paused. Once the end of file was delivered (or the consumer left), a handler call that
+/// Foundation had already queued finds `done` and does nothing: the stream finishes once.
 final class HandleReader: @unchecked Sendable {  // `done` is behind its lock; `gate` is set before `start()`; FileHandle's handler property is thread-safe
     private let handle: FileHandle
     private let splitter: LineSplitter?

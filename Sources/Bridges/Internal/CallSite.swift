@@ -13,8 +13,12 @@ struct CallSite: Sendable {
         self.handler = Diagnostics.taskHandler
     }
 
+    /// Reports `kind` once per `bridge`: the first occurrence goes to the handler, later ones
+    /// only count (``BridgeDiagnostic/occurrences``). Pass `bridge: nil` only for misuse that
+    /// cannot recur on one bridge, or that is reported from the bridge's own `deinit` (a weak
+    /// reference cannot be formed there).
     @usableFromInline
-    func report(_ kind: BridgeDiagnostic.Kind, _ message: String) {
-        (handler ?? Diagnostics.defaultHandler)(BridgeDiagnostic(kind: kind, message: message, fileID: fileID, line: line))
+    func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?) {
+        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
     }
 }

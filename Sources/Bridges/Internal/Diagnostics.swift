@@ -3,6 +3,10 @@
 /// Misuse never traps: the bridge ignores what it cannot honour (a second callback, a yield
 /// after finish), keeps its promise to the awaiting side, and reports the problem here with
 /// the call site of the bridge that was misused.
+///
+/// Each kind of misuse is reported once per bridge (or stream, or subscription): a publisher
+/// that floods a stream with 100 000 unrequested elements costs one report, whose
+/// ``occurrences`` keeps counting.
 public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
     /// What went wrong. A struct over a private code so that kinds can grow.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -16,8 +20,14 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
         public static let callbackDropped = Kind("callbackDropped")
         /// A `(T?, Error?)` callback was called with neither a value nor an error.
         public static let callbackWithoutValueOrError = Kind("callbackWithoutValueOrError")
-        /// A producer yielded (or finished) after its stream had already terminated.
+        /// A producer yielded (or sent) after its stream had already terminated.
         public static let yieldAfterFinish = Kind("yieldAfterFinish")
+        /// A producer called `finish()` on a stream it had already finished (before, this was
+        /// reported as ``yieldAfterFinish``).
+        public static let finishCalledTwice = Kind("finishCalledTwice")
+        /// A producer released every copy of a stream's sink without calling `finish()` (before,
+        /// this was reported as ``callbackDropped``, the single-shot kind).
+        public static let sinkDropped = Kind("sinkDropped")
         /// One iterator was advanced from two tasks at once.
         public static let concurrentIteration = Kind("concurrentIteration")
         /// A subscriber requested zero or negative demand.
@@ -37,11 +47,27 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
     /// `#line` of the bridge's call site.
     public let line: UInt
 
+    /// Shared with the ledger that counts later occurrences; nil for a diagnostic made by hand.
+    private let counter: MisuseOccurrences?
+
+    /// How many times this bridge has been misused this way so far, this report included.
+    ///
+    /// Live: only the first occurrence is delivered to the handler, and later ones bump this
+    /// count, so reading it later (say, when a test ends) gives the total. 1 for a diagnostic
+    /// made with the public initializer.
+    public var occurrences: Int { counter?.value ?? 1 }
+
     public init(kind: Kind, message: String, fileID: String, line: UInt) {
+        self.init(kind: kind, message: message, fileID: fileID, line: line, occurrences: nil)
+    }
+
+    /// A diagnostic whose ``occurrences`` reads `occurrences`.
+    package init(kind: Kind, message: String, fileID: String, line: UInt, occurrences: MisuseOccurrences?) {
         self.kind = kind
         self.message = message
         self.fileID = fileID
         self.line = line
+        self.counter = occurrences
     }
 
     public var description: String { "\(fileID):\(line): Bridges misuse (\(kind)): \(message)" }
@@ -90,6 +116,10 @@ public enum Diagnostics {
     /// The handler a bridge created here and now would report to.
     public static var current: Handler { taskHandler ?? defaultHandler }
 
+    /// The task-local handler installed here, if any: what a bridge captures at creation (nil
+    /// means "the default handler at report time", so creating a bridge never reads the default).
+    package static var taskLocalHandler: Handler? { taskHandler }
+
     /// Runs `operation` with `handler` receiving the misuse of every bridge created inside it.
     @discardableResult
     public static func withHandler<R>(
@@ -104,6 +134,22 @@ public enum Diagnostics {
     @discardableResult
     public static func withHandler<R>(_ handler: @escaping Handler, operation: () throws -> R) rethrows -> R {
         try $taskHandler.withValue(handler, operation: operation)
+    }
+
+    /// Delivers a report of `kind` on `bridge` to `handler` (nil: the default handler now),
+    /// unless `bridge` already reported that kind: then it is only counted. The one path every
+    /// bridge's report takes (`CallSite`, BridgesCombine's `Reporter`).
+    package static func deliver(
+        _ kind: BridgeDiagnostic.Kind, _ message: String, fileID: String, line: UInt,
+        bridge: AnyObject?, to handler: Handler?
+    ) {
+        var occurrences: MisuseOccurrences?
+        if let bridge {
+            guard let first = MisuseLedger.record(kind, on: bridge) else { return }
+            occurrences = first
+        }
+        let diagnostic = BridgeDiagnostic(kind: kind, message: message, fileID: fileID, line: line, occurrences: occurrences)
+        (handler ?? defaultHandler)(diagnostic)
     }
 
     /// Writes the diagnostic to standard error: the default in production.

@@ -63,6 +63,14 @@ func _unlock(_ lock: UnsafeMutablePointer<PlatformLock>) {
 /// with this toolchain. Never call user code or resume a continuation inside `withLock`.
 ///
 /// `package`: BridgesCombine and BridgesTesting use it too, so the package has one lock.
+///
+/// - Warning: `State` must not be a function type, an optional of one or a tuple holding one:
+///   the state is stored at the generic abstraction, so each `inout` access from concrete code
+///   reabstracts it and writes back a thunk around the previous value (`withLock { $0 }` grew
+///   ~96 B per read and, after ~100 000 reads, overflowed the stack when the function was
+///   called). Box functions in a final class or a struct (their fields keep their own
+///   abstraction): checked in release mode for structs, enums, optionals of structs, classes
+///   and existentials, none of which grows.
 @usableFromInline
 package struct LockedState<State> {
     @usableFromInline let storage: LockedStateStorage<State>

@@ -62,7 +62,8 @@ final class OwnedTaskControl: Sendable {
             site.report(
                 .ownerLifetime,
                 "\(what) still runs \(grace.description) after its owner \(ownerType) was deallocated and cancelled it: "
-                    + "the sequence or work it awaits ignores task cancellation"
+                    + "the sequence or work it awaits ignores task cancellation",
+                bridge: self
             )
         }
         let stale = state.withLock { state -> Bool in
@@ -85,7 +86,8 @@ final class OwnedTaskControl: Sendable {
         site.report(
             .ownerLifetime,
             "\(what) ran on after its owner \(ownerType) was deallocated: it was not cancelled, so the bag passed "
-                + "to it is not released with the owner (pass the owner's own `let bag = CancellationBag()`)"
+                + "to it is not released with the owner (pass the owner's own `let bag = CancellationBag()`)",
+            bridge: self
         )
     }
 

@@ -68,7 +68,8 @@ public struct OwnerLifetimeCheck: Sendable, CustomStringConvertible {
                 .ownerLifetime,
                 "\(reference.typeName) is still alive \(grace.description) after it should have been released: "
                     + "something holds it strongly, typically its own Task (Task { for await x in seq { self.x = x } }); "
-                    + "consume the sequence with forEach(weak:in:) instead"
+                    + "consume the sequence with forEach(weak:in:) instead",
+                bridge: nil  // one check, one report
             )
             return false
         }

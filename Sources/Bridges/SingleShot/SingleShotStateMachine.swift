@@ -102,14 +102,15 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         case resume(Continuation, Result<Success, Failure>, cancelTimeout: Task<Void, Never>?)
         /// The bridge already ended by cancellation or timeout; hand the result to `onLateResult`.
         case deliverLate(Result<Success, Failure>)
-        /// A second call: ignore it and report the misuse (only the first extra call is reported).
+        /// A second call: ignore it and report the misuse (every extra call; the diagnostics ledger
+        /// delivers the first and counts the rest).
         case reportSecondCall(report: Bool)
     }
 
     @inlinable
     mutating func callback(_ result: Result<Success, Failure>) -> CallbackAction {
         callbackCalls += 1
-        if callbackCalls > 1 { return .reportSecondCall(report: callbackCalls == 2) }
+        if callbackCalls > 1 { return .reportSecondCall(report: true) }
         switch phase {
         case .awaiting(let continuation):
             phase = .resumed(.completed)

@@ -58,7 +58,8 @@ extension LockedState {
             if report {
                 site.report(
                     .callbackCalledTwice,
-                    "the completion handler was called again after it had completed the bridge; the extra call was ignored"
+                    "the completion handler was called again after it had completed the bridge; the extra call was ignored",
+                    bridge: storage
                 )
             }
         }
@@ -86,7 +87,8 @@ extension LockedState {
             timeout?.cancel()
             site.report(
                 .callbackDropped,
-                "the legacy API released its completion handler without calling it; the awaiting task throws BridgeError.callbackDropped"
+                "the legacy API released its completion handler without calling it; the awaiting task throws BridgeError.callbackDropped",
+                bridge: nil  // once per bridge by construction, and reported from the callback's deinit
             )
             continuation.resume(throwing: BridgeError.callbackDropped)
         }

@@ -112,7 +112,8 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
     if let value { return .success(value) }
     site.report(
         .callbackWithoutValueOrError,
-        "a (value?, error?) completion handler was called with nil for both; the task throws BridgeError.missingValueAndError"
+        "a (value?, error?) completion handler was called with nil for both; the task throws BridgeError.missingValueAndError",
+        bridge: nil  // the call completes the bridge; a later call is reported as callbackCalledTwice
     )
     return .failure(BridgeError.missingValueAndError)
 }

@@ -35,7 +35,7 @@ import Bridges
 ///   unlimited demand, sees it at once).
 /// - Threading: the subscriber is called from the iterating task (the global concurrent
 ///   executor), one call at a time. Use `receive(on:)` to hop to a scheduler.
-/// - `request(.none)` is reported as ``BridgeDiagnostic/Kind/invalidDemand`` and ignored.
+/// - `request(.none)` is reported as `BridgeDiagnostic.Kind.invalidDemand` and ignored.
 public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Error>: Publisher, Sendable {
     public typealias Output = Base.Element
 

@@ -46,7 +46,7 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
         case .none:
             break
         case .reportInvalidDemand:
-            reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored")
+            reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored", bridge: self)
         case .startTask:
             startTask()
         case .resume(let waiter):

@@ -57,16 +57,31 @@ extension AsyncFuture where Failure == Never {
 }
 
 /// A sequence of exactly one element: the result of `operation`, computed on the first `next()`.
+///
+/// The operation is stored as a closure returning a `Result`, not as `() async throws(Failure)`:
+/// a stored typed-throws function type needs the Swift 6 runtime ("runtime support for typed
+/// throws function types is only available in macOS 15.0"), and the package runs back to
+/// macOS 10.15 / iOS 13.
 struct OperationSequence<Element, Failure: Error>: AsyncSequence, Sendable {
-    let operation: @Sendable () async throws(Failure) -> Element
+    let operation: @Sendable () async -> Result<Element, Failure>
+
+    init(operation: @escaping @Sendable () async throws(Failure) -> Element) {
+        self.operation = { () async -> Result<Element, Failure> in
+            do throws(Failure) {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var operation: (@Sendable () async throws(Failure) -> Element)?
+        var operation: (@Sendable () async -> Result<Element, Failure>)?
 
         mutating func next() async throws -> Element? {
             guard let operation else { return nil }
             self.operation = nil
-            return try await operation()
+            return try await operation().get()
         }
     }
 

@@ -32,7 +32,7 @@ extension Publisher where Output: Sendable {
         }
     }
 
-    /// The first value the publisher sends, awaited, like ``firstValue`` but throwing instead of
+    /// The first value the publisher sends, awaited, like `firstValue` but throwing instead of
     /// returning nil.
     ///
     /// - Throws: the publisher's failure; ``CombineBridgeError/finishedWithoutValue`` if it
@@ -66,8 +66,8 @@ extension Publisher where Output: Sendable, Failure == Never {
     /// error is `CancellationError`, when the awaiting task is cancelled (the subscription is
     /// cancelled then).
     ///
-    /// The same as the general ``Publisher/firstValue``, spelled for `Failure == Never` with a
-    /// typed `throws(CancellationError)`.
+    /// The same as the general `firstValue`, spelled for `Failure == Never` with a typed
+    /// `throws(CancellationError)`.
     public var firstValue: Output? {
         get async throws(CancellationError) {
             switch await firstOutcome() {

@@ -8,7 +8,7 @@ import OpenCombine
 import Bridges
 
 extension Publisher where Output: Sendable {
-    /// The publisher's elements as a ``CallbackStream``, with demand derived from `buffering`,
+    /// The publisher's elements as a `CallbackStream`, with demand derived from `buffering`,
     /// so that nothing is lost except what the policy says.
     ///
     /// Combine's `values` requests one element per `next()` and a `PassthroughSubject` simply
@@ -24,14 +24,14 @@ extension Publisher where Output: Sendable {
     /// | `.rendezvous` | `.max(1)` per `next()` that finds nothing buffered | upstream waits (a demand-aware publisher); a subject drops, as with `values` |
     /// | `.suspending(n)` | `.max(n)` up front, then what the buffer has room for as the consumer takes (capacity − buffered − outstanding) | upstream never has more outstanding demand than free buffer, even after it sent more than asked |
     ///
-    /// - Cold, like every ``CallbackStream``: each iterator subscribes once, on its first `next()`.
+    /// - Cold, like every `CallbackStream`: each iterator subscribes once, on its first `next()`.
     /// - `Failure == Never` iterates with `for await`; otherwise `for try await`, and the thrown
     ///   error is the publisher's `Failure`.
     /// - Ending the iteration (break, dropped iterator, cancelled task) cancels the subscription
     ///   exactly once; a publisher that completes is not cancelled.
     /// - A publisher that sends more than was requested under `.rendezvous`/`.suspending(n)` is
     ///   misbehaving: each such element is still buffered (beyond capacity, so nothing is lost)
-    ///   and reported as ``BridgeDiagnostic/Kind/excessEmission``.
+    ///   and reported as `BridgeDiagnostic.Kind.excessEmission`.
     /// - Elements are yielded on the publisher's thread; the consumer receives them in its own
     ///   isolation.
     /// - `.drop` keeps only what arrives while the consumer waits in `next()`. The subscription is

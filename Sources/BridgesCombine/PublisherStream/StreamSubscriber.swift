@@ -119,7 +119,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .beforeSubscription:
             reporter.report(
                 .other("valueBeforeSubscription"),
-                "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled"
+                "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
+                bridge: self
             )
             nonisolated(unsafe) let element = input  // as below
             sink.yield(element)
@@ -128,7 +129,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .excess:
             reporter.report(
                 .excessEmission,
-                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped"
+                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped",
+                bridge: self
             )
         case .yield:
             break

@@ -27,7 +27,7 @@ import Bridges
 ///   ``excessEmissions``.
 ///
 /// Send from one task at a time (Combine requires calls to a subscriber to be serialised).
-/// `request(.none)` is recorded and reported as ``BridgeDiagnostic/Kind/invalidDemand``.
+/// `request(.none)` is recorded and reported as `BridgeDiagnostic.Kind.invalidDemand`.
 /// Subscribers are released when they cancel or when the publisher completes them.
 public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, @unchecked Sendable {
     // @unchecked: all mutable state is in `state` behind its lock; subscribers are called outside it.
@@ -186,7 +186,7 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             if demand > .none { state.active[id]?.demand += demand }
         }
         if demand == .none {
-            reporter.report(.invalidDemand, "request(.none) on a DemandRecordingPublisher subscription; demand must be at least 1")
+            reporter.report(.invalidDemand, "request(.none) on a DemandRecordingPublisher subscription; demand must be at least 1", bridge: self)
         }
         wakeWaiters()
     }

@@ -17,7 +17,7 @@ extension Cancellation {
     /// The token keeps the `AnyCancellable` alive, and `AnyCancellable` cancels when it is
     /// released: so, unlike other ``Cancellation``s, releasing this token cancels the subscription
     /// too. That keeps Combine's meaning of the value you converted; store the token (in a
-    /// ``CancellationBag``) for as long as the subscription should live.
+    /// `CancellationBag`) for as long as the subscription should live.
     ///
     /// Before: `var cancellables = Set<AnyCancellable>()` next to a `CancellationBag`
     /// After:  `Cancellation(publisher.sink { … }).store(in: bag)`
@@ -38,7 +38,7 @@ extension Cancellation {
 }
 
 extension AnyCancellable {
-    /// A ``Cancellation`` that cancels this subscription; see ``Cancellation/init(_:)-(AnyCancellable)``.
+    /// A `Cancellation` that cancels this subscription; see `Cancellation.init(_:)`.
     public var cancellation: Cancellation { Cancellation(self) }
 
     /// Keeps this subscription in `bag`, which cancels it when the bag's owner is released.

@@ -9,16 +9,28 @@ import Dispatch
 
 #if canImport(Combine) || OpenCombine
 
-let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
-    if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {  // Combine's `.values`, for contrast
-        try await slowConsumerTable()
-        try await liveSlowConsumers()
-    } else {
-        say("(the side-by-side table compares with Combine's `.values`, which needs macOS 12 / iOS 15)")
-    }
-    try await pipelineToForAwait()
-    try await sequenceToPublisher()
-    try await futureToAsync()
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+    // Every part runs first and writes its observations on both sides; then the two blocks print.
+    let report = CombineReport()
+    try await slowConsumerTable(report)  // Combine's `.values` (macOS 12 / iOS 15), for contrast
+    try await liveSlowConsumers(report)
+    try await pipelineToForAwait(report)
+    try await sequenceToPublisher(report)
+    try await futureToAsync(report)
+
+    block(.legacy, "Combine: .values, sink + store(in:), a subject pumped by a Task, Future")
+    for line in report.legacyLines { say(line) }
+    block(.bridge, "BridgesCombine: stream(buffering:), publisher(), AsyncFuture")
+    for line in report.bridgeLines { say(line) }
+} }
+
+/// What the chapter observed on each side, printed as two blocks once every part has run.
+final class CombineReport: @unchecked Sendable {  // used by the chapter's own task only, one part after another
+    private(set) var legacyLines: [String] = []
+    private(set) var bridgeLines: [String] = []
+    func legacy(_ line: String) { legacyLines.append(line) }
+    func bridge(_ line: String) { bridgeLines.append(line) }
 }
 
 // MARK: - One subject, every bridge, side by side
@@ -28,13 +40,20 @@ let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequen
 /// What each delivers is exactly what its demand and policy say, so every count is the same on
 /// every run; the chapter checks what each policy promises.
 @available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
-private func slowConsumerTable() async throws {
+private func slowConsumerTable(_ report: CombineReport) async throws {
     let total = 10_000
     let subject = CombineTourSubject()
     let requests = CombineTourCounter()
     let holding = CombineTourCounter()
     let release = CombineTourGate()
     let upstream = subject.subject.handleEvents(receiveRequest: { _ in requests.increment() }).eraseToAnyPublisher()
+    // `.drop` delivers only to a consumer already suspended in `next()`, and its `.unlimited`
+    // request can reach the subject before that: a single 0 could be dropped and the chapter would
+    // wait forever for that consumer to hold it (seen once in forty runs). So `.drop` gets a subject
+    // of its own that repeats 0 until the consumer has taken one, then the same burst.
+    let dropSubject = CombineTourSubject()
+    let dropHolding = CombineTourGate()
+    let dropUpstream = dropSubject.subject.handleEvents(receiveRequest: { _ in requests.increment() }).eraseToAnyPublisher()
 
     func slowShow(_ value: Int) async {
         if value == 0 {
@@ -46,7 +65,7 @@ private func slowConsumerTable() async throws {
         (".values (Combine's own)", "request(1) per next()", CombineTourIterator(upstream.values)),
         (".stream(buffering: .unbounded)", "all, in order", CombineTourIterator(upstream.stream(buffering: .unbounded))),
         (".stream(buffering: .latest)", "the newest", CombineTourIterator(upstream.stream(buffering: .latest))),
-        (".stream(buffering: .drop)", "only while waiting", CombineTourIterator(upstream.stream(buffering: .drop))),
+        (".stream(buffering: .drop)", "only while waiting", CombineTourIterator(dropUpstream.stream(buffering: .drop), onFirst: dropHolding.open)),
         (".stream(buffering: .dropNewest(100))", "the first 100", CombineTourIterator(upstream.stream(buffering: .dropNewest(100)))),
         (".stream(buffering: .dropOldest(100))", "the last 100", CombineTourIterator(upstream.stream(buffering: .dropOldest(100)))),
         (".stream(buffering: .rendezvous)", "what was requested", CombineTourIterator(upstream.stream(buffering: .rendezvous))),
@@ -62,12 +81,20 @@ private func slowConsumerTable() async throws {
             return received
         }
     }
-    await requests.wait(untilAtLeast: rows.count)  // every consumer is subscribed and waiting
+    await requests.wait(untilAtLeast: rows.count)  // every consumer is subscribed
     subject.subject.send(0)
+    while !dropHolding.isOpen {  // see `dropSubject`: the only way to know `.drop`'s consumer waits is that it took a value
+        dropSubject.subject.send(0)
+        await Task.yield()
+    }
     await holding.wait(untilAtLeast: rows.count)  // every consumer holds 0 and is busy
-    for value in 1..<total { subject.subject.send(value) }
+    for value in 1..<total {
+        subject.subject.send(value)
+        dropSubject.subject.send(value)
+    }
     release.open()
     subject.subject.send(completion: .finished)
+    dropSubject.subject.send(completion: .finished)
 
     // The same burst from a source that waits for demand: rendezvous loses nothing.
     let aware = DemandRecordingPublisher<Int, Never>()
@@ -79,17 +106,22 @@ private func slowConsumerTable() async throws {
     for value in 0..<total { await aware.send(value) }
     aware.send(completion: .finished)
 
-    say("A PassthroughSubject sends \(total) values while each consumer is busy with the first:")
-    say("bridge".rightPadded(40) + "delivered  promise")
     var delivered: [String: [Int]] = [:]
-    for (row, consumer) in zip(rows, consumers) {
-        let received = try await consumer.value
-        delivered[row.0] = received
-        say(row.0.rightPadded(40) + String(received.count).leftPadded(9) + "  " + row.1)
-    }
+    for (row, consumer) in zip(rows, consumers) { delivered[row.0] = try await consumer.value }
     let awareReceived = await awareConsumer.value
-    say(".rendezvous, demand-aware source".rightPadded(40)
-        + String(awareReceived.count).leftPadded(9) + "  all: the source waits for request(1)")
+    let header = "bridge".rightPadded(40) + "delivered  promise"
+    func line(_ name: String, _ count: Int, _ promise: String) -> String {
+        "  " + name.rightPadded(40) + String(count).leftPadded(9) + "  " + promise
+    }
+    let valuesCount = delivered[".values (Combine's own)"]!.count
+    report.legacy("burst: a PassthroughSubject sends \(total) values while the consumer is busy with the first:")
+    report.legacy("  " + header)
+    report.legacy(line(".values (Combine's own)", valuesCount, "request(1) per next()"))
+    TourFigures.shared.record("combine, burst: .values delivered \(valuesCount) of \(total); .stream(buffering: .unbounded) \(delivered[".stream(buffering: .unbounded)"]!.count) of \(total), in order")
+    report.bridge("burst: the same subject, the same \(total) values, one consumer per bridge:")
+    report.bridge("  " + header)
+    for row in rows.dropFirst() { report.bridge(line(row.0, delivered[row.0]!.count, row.1)) }
+    report.bridge(line(".rendezvous, demand-aware source", awareReceived.count, "all: the source waits for request(1)"))
 
     try check(delivered[".values (Combine's own)"]!.count < total, ".values should have lost the burst")
     try check(delivered[".stream(buffering: .unbounded)"]! == Array(0..<total), ".unbounded must deliver all, in order")
@@ -105,7 +137,7 @@ private func slowConsumerTable() async throws {
 /// The same comparison with consumers that really are slower than the producer: the lossy
 /// counts depend on scheduling (so they are printed, not checked); the lossless ones do not.
 @available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
-private func liveSlowConsumers() async throws {
+private func liveSlowConsumers(_ report: CombineReport) async throws {
     let total = 10_000
     let subject = CombineTourSubject()
     let requests = CombineTourCounter()
@@ -138,7 +170,9 @@ private func liveSlowConsumers() async throws {
     for value in 0..<total { subject.subject.send(value) }
     subject.subject.send(completion: .finished)
     let results = [await throughValues.value, await throughStream.value, await throughLatest.value]
-    say("Live, consumers awaiting between elements: .values \(results[0].count), .unbounded \(results[1].count), .latest \(results[2].count) (last \(results[2].last ?? -1))")
+    report.legacy("live: consumers awaiting between elements: .values delivered \(results[0].count) of \(total) (varies with scheduling)")
+    TourFigures.shared.record("combine, live (consumer awaits between elements): .values delivered \(results[0].count) of \(total), varying run to run; .unbounded \(results[1].count)")
+    report.bridge("live: .stream(buffering: .unbounded) delivered \(results[1].count) of \(total); .latest \(results[2].count), the last being \(results[2].last ?? -1)")
     try check(results[1] == Array(0..<total), ".unbounded must deliver all, in order")
     try check(results[2].last == total - 1, ".latest must deliver the last value")
 }
@@ -174,7 +208,7 @@ final class CombineTourButton {
     var isEnabled = false
 }
 
-private func pipelineToForAwait() async throws {
+private func pipelineToForAwait(_ report: CombineReport) async throws {
     let script = ["s", "secret", "secret-pw", "short", "secret-pw!"]
 
     // Before: Combine, a sink stored in a set.
@@ -192,7 +226,7 @@ private func pipelineToForAwait() async throws {
         // snippet:end combinePipeline.before
         for text in script { form.password.send(text) }
         sinkFinal = button.isEnabled
-        say("Combine sink: the button ends \(button.isEnabled)")
+        report.legacy("sink + store(in:): the button ends \(button.isEnabled)")
     }
 
     // After: for await, in a task, with .latest (UI state: only the newest matters).
@@ -218,15 +252,20 @@ private func pipelineToForAwait() async throws {
     form.password.send(completion: .finished)
     let forAwaitFinal = await observed.value
     await done.wait()
-    say("for await over .stream(buffering: .latest): button ends \(forAwaitFinal) (sink: \(sinkFinal))")
+    report.bridge("for await over .stream(buffering: .latest): the button ends \(forAwaitFinal), as with the sink")
     try check(forAwaitFinal == sinkFinal, "the migrated loop must end in the same state as the sink")
 }
 
 /// Wraps the form so the tour knows when the loop has subscribed (a gate, not a sleep).
+///
+/// The gate opens when the subject's current value is on its way down, not at the request: a
+/// `CurrentValueSubject` reads its current value at the request and delivers it afterwards, so
+/// values sent in between could arrive before that stale one (seen once in forty runs on a
+/// loaded machine, as a migrated loop ending `false`).
 struct CombineTourObservedForm {
     let password: AnyPublisher<String, Never>
     init(form: CombineTourLoginForm, subscribed: CombineTourGate) {
-        password = form.password.handleEvents(receiveRequest: { _ in subscribed.open() }).eraseToAnyPublisher()
+        password = form.password.handleEvents(receiveOutput: { _ in subscribed.open() }).eraseToAnyPublisher()
     }
 }
 
@@ -245,7 +284,7 @@ struct CombineTourTicks: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count) }
 }
 
-private func sequenceToPublisher() async throws {
+private func sequenceToPublisher(_ report: CombineReport) async throws {
     let ticks = CombineTourTicks(count: 100)
 
     // Before: a subject pumped by a task. The subject is hot and ignores demand.
@@ -263,7 +302,7 @@ private func sequenceToPublisher() async throws {
         // A subscriber that arrives after the pump ran gets nothing (and one that arrives during
         // it gets whatever is left, regardless of the demand it asked for).
         pumped = await publisher.collectAll()
-        say("PassthroughSubject pumped by a Task: a subscriber arriving afterwards got \(pumped) of 100")
+        report.legacy("a PassthroughSubject pumped by a Task: a subscriber arriving afterwards got \(pumped) of 100")
     }
 
     // After: a real publisher; each subscriber iterates its own iterator, only as far as asked.
@@ -272,7 +311,7 @@ private func sequenceToPublisher() async throws {
     // snippet:end exposeSequence.after
     let first = try await publisher.value  // requests exactly one, then cancels the iteration
     let all = await publisher.collectAll()
-    say("ticks.publisher(): .value → \(first) (one element requested), a second subscriber got \(all) of 100")
+    report.bridge("ticks.publisher(): .value → \(first) (one element requested), a second subscriber got \(all) of 100")
     try check(pumped == 0, "the hot subject drops what nobody was subscribed for")
     try check(first == 0 && all == 100, "each subscription iterates the sequence from the start")
 }
@@ -305,7 +344,7 @@ final class CombineTourAPI: Sendable {
     }
 }
 
-private func futureToAsync() async throws {
+private func futureToAsync(_ report: CombineReport) async throws {
     do {
         let api = CombineTourAPI()
         // snippet:begin futureAsync.before
@@ -314,10 +353,10 @@ private func futureToAsync() async throws {
         }
         let user = try await load.value
         // snippet:end futureAsync.before
-        say("Combine Future: \(user) (it ran its closure when created, and shares the result)")
         let eager = Future<String, any Error> { promise in api.load { result in promise(result) } }
         try check(api.calls.value == 2, "Combine's Future is eager: it ran before anyone subscribed")
         _ = eager
+        report.legacy("Future: \(user); creating a second Future called the API before anyone subscribed (\(api.calls.value) calls)")
     }
     do {
         let api = CombineTourAPI()
@@ -329,7 +368,7 @@ private func futureToAsync() async throws {
         let lazy = AsyncFuture { try await api.load() }
         try check(api.calls.value == 1, "AsyncFuture is lazy: nothing runs before a subscriber asks")
         _ = lazy
-        say("AsyncFuture: \(user) (it runs once per subscriber, when asked; creating one runs nothing)")
+        report.bridge("AsyncFuture: \(user); creating a second one called nothing (\(api.calls.value) call): it runs once per subscriber, when asked")
     }
     // Cancellation reaches the async work: the awaiting task is cancelled, the subscription is
     // cancelled, and so is the task running the operation.
@@ -339,7 +378,7 @@ private func futureToAsync() async throws {
     waiting.cancel()
     await api.cancelled.wait()
     let outcome = await waiting.result
-    say("Awaiting task cancelled → the operation's task saw the cancellation; the await threw \((try? outcome.get()) == nil ? "an error" : "nothing")")
+    report.bridge("awaiting task cancelled → the operation's task saw the cancellation; the await threw \((try? outcome.get()) == nil ? "an error" : "nothing")")
     try check((try? outcome.get()) == nil, "a cancelled await must throw")
 }
 
@@ -369,9 +408,15 @@ final class CombineTourSubject: @unchecked Sendable {
 /// only (OpenCombine's `AsyncPublisher` is not Sendable, hence the unchecked conformance).
 final class CombineTourIterator: @unchecked Sendable {
     private let nextElement: () async throws -> Int?
-    init<S: AsyncSequence>(_ sequence: S) where S.Element == Int {
+    /// `onFirst`: called when the first element arrives, before it is returned.
+    init<S: AsyncSequence>(_ sequence: S, onFirst: @escaping @Sendable () -> Void = {}) where S.Element == Int {
         var iterator = sequence.makeAsyncIterator()
-        nextElement = { try await iterator.next() }
+        var first = true
+        nextElement = {
+            let element = try await iterator.next()
+            if first, element != nil { first = false; onFirst() }
+            return element
+        }
     }
     func next() async throws -> Int? { try await nextElement() }
 }
@@ -379,12 +424,14 @@ final class CombineTourIterator: @unchecked Sendable {
 /// A one-shot gate: `wait()` returns once `open()` was called (before or after).
 final class CombineTourGate: @unchecked Sendable {  // `isOpen` and `waiters` are guarded by `lock`
     private let lock = DispatchSemaphore(value: 1)
-    private var isOpen = false
+    private var _isOpen = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    func open() {
+    var isOpen: Bool { lock.wait(); defer { lock.signal() }; return _isOpen }
+
+    @Sendable func open() {
         lock.wait()
-        isOpen = true
+        _isOpen = true
         let waiting = waiters
         waiters = []
         lock.signal()
@@ -394,7 +441,7 @@ final class CombineTourGate: @unchecked Sendable {  // `isOpen` and `waiters` ar
     func wait() async {
         await withCheckedContinuation { continuation in
             lock.wait()
-            if isOpen {
+            if _isOpen {
                 lock.signal()
                 continuation.resume()
             } else {
@@ -443,8 +490,9 @@ private extension String {
 
 #else
 
-let combineChapter = Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
-    say("Combine is not available in this build. On Linux: swift run --traits OpenCombine BridgesTour combine")
-}
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
+    throw ChapterSkipped("this build has no Combine. On Linux run the tour with the OpenCombine trait: swift run --traits OpenCombine BridgesTour")
+} }
 
 #endif

@@ -88,10 +88,15 @@ final class LegacyDownloader: Sendable {
     }
 }
 
-let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-shot callbacks → AsyncSequence") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and multi-shot callbacks → AsyncSequence") {
     let document = "<feed>" + (1...100).map { "<item\($0)/>" }.joined() + "</feed>"
     let xml = Data(document.utf8)
+    let downloader = LegacyDownloader()
+    let center = NotificationCenter()
+    let didSave = Notification.Name("didSave")
 
+    block(.legacy, "a delegate object, progress and completion closures, an observer token")
     // Legacy: a delegate held weakly by the parser, results through a completion handler.
     do {
         let parser = XMLParser(data: xml)
@@ -104,6 +109,41 @@ let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-sh
         try check(collector.tags.count == 101, "the legacy delegate saw every tag")
     }
 
+    // Multi-shot callback → AsyncSequence, cancellation reaching the legacy job.
+    do {
+        let finished = TourSignal()
+        // snippet:begin multiShot.before
+        downloader.download(steps: 4, progress: { fraction in
+            print("progress \(fraction)")
+        }, completion: { result in
+            print("done: \(result)")
+            finished.open()
+        })
+        // snippet:end multiShot.before
+        await finished.wait()
+    }
+    // NotificationCenter observer → for await.
+    do {
+        // snippet:begin notifications.before
+        let token = center.addObserver(forName: didSave, object: nil, queue: nil) { note in
+            print("saved \(note.userInfo?["id"] ?? "?")")
+        }
+        // …and somewhere later, never forgotten:
+        center.removeObserver(token)
+        // snippet:end notifications.before
+    }
+    // The token-based observer's classic bug: the token is dropped instead of removed.
+    do {
+        let screenCenter = NotificationCenter()
+        let calls = LockedBox(0)
+        _ = screenCenter.addObserver(forName: didSave, object: nil, queue: nil) { _ in calls.withValue { $0 += 1 } }
+        // …the screen that added it closes here, without `removeObserver`.
+        for id in 1...3 { screenCenter.post(name: didSave, object: nil, userInfo: ["id": id]) }
+        say("an observer whose screen closed without removeObserver: still called \(calls.value) of 3 times")
+        try check(calls.value == 3, "a dropped observer token does not remove the observer")
+    }
+
+    block(.bridge, "CallbackStream, DelegateProxy, notificationStream, Broadcast")
     // Bridged: the stream owns the proxy until teardown; the loop owns the results.
     // snippet:begin delegate.after
     let tags = CallbackStream<String, any Error> { sink in
@@ -148,20 +188,6 @@ let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-sh
     say("→ .rendezvous lost nothing: each synchronous yield was enqueued and told the producer to stop;")
     say("  a pausable source (FileHandle, URLSessionTask) resumes when sink.onDemand says the consumer drained.")
 
-    // Multi-shot callback → AsyncSequence, cancellation reaching the legacy job.
-    let downloader = LegacyDownloader()
-    do {
-        let finished = TourSignal()
-        // snippet:begin multiShot.before
-        downloader.download(steps: 4, progress: { fraction in
-            print("progress \(fraction)")
-        }, completion: { result in
-            print("done: \(result)")
-            finished.open()
-        })
-        // snippet:end multiShot.before
-        await finished.wait()
-    }
     // snippet:begin multiShot.after
     let progress = CallbackStream<Double, any Error>(buffering: .latest) { sink in
         let job = downloader.download(steps: 4, progress: { sink.yield($0) }, completion: { result in
@@ -176,19 +202,8 @@ let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-sh
         print("progress \(fraction)")
     }
     // snippet:end multiShot.after
+    say("(.latest: a loop slower than the legacy queue sees the newest progress, never a backlog; always the last)")
 
-    // NotificationCenter observer → for await.
-    let center = NotificationCenter()
-    let didSave = Notification.Name("didSave")
-    do {
-        // snippet:begin notifications.before
-        let token = center.addObserver(forName: didSave, object: nil, queue: nil) { note in
-            print("saved \(note.userInfo?["id"] ?? "?")")
-        }
-        // …and somewhere later, never forgotten:
-        center.removeObserver(token)
-        // snippet:end notifications.before
-    }
     let saves = Task {
         var ids: [Int] = []
         // snippet:begin notifications.after
@@ -228,4 +243,4 @@ let delegatesChapter = Chapter(name: "delegates", title: "Delegates and multi-sh
     let (everything, latest) = await (all.value, newest.value)
     say("Broadcast: an .unbounded consumer got \(everything.count) events, a .latest one ended with \(latest.last ?? -1)")
     try check(everything == Array(1...50) && latest.last == 50, "every consumer sees the events sent after it subscribed")
-}
+} }

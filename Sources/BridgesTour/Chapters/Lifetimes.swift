@@ -150,27 +150,48 @@ final class LegacyPriceFeed: Sendable {
 
 // MARK: - The chapter
 
-let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var lifetimesChapter: Chapter { Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
+    block(.legacy, "Task { for await … { self… } }, a hand-written completion API, sink + store(in:)")
     // 1. The leak: seven screens, seven view models still alive.
     let leakyFacade = ShoppingFacade()
     let leakyAlive = TourCounter()
     let leaked = await openAndCloseScreens(7, leaky: true, facade: leakyFacade, alive: leakyAlive)
-    say("naive Task { for await … { self.items = … } }: \(leaked) of 7 view models alive after their screens closed")
+    sayFigure("a naive Task { for await … { self.items = … } } kept \(leaked) of 7 view models alive after their screens closed", chapter: "lifetimes")
     try check(leaked == 7, "expected the naive version to keep all 7 view models alive, got \(leaked)")
     try check(leakyFacade.teardowns.value == 0, "the naive loops should still be running")
     leakyFacade.finishAll()  // only the end of the streams frees them
     await leakyAlive.wait(until: 0)
-    say("…and they are freed only when the streams end: \(leakyAlive.value) alive after finishAll()")
+    say("  …and they are freed only when the streams end: \(leakyAlive.value) alive after finishAll()")
 
-    // 2. The fix: forEach(weak:in:) lets each view model go with its screen.
+    // 2. A completion API written by hand over the async one: nothing to cancel it with.
     let facade = ShoppingFacade()
+    let handWritten = TourSignal()
+    HandWrittenShoppingService(facade: facade).load { result in
+        print("completion: \(result)")
+        handWritten.open()
+    }
+    await handWritten.wait()
+    say("the hand-written load(completion:) returns nothing: a caller that goes away cannot cancel it")
+
+    // 3. sink + store(in:) on a callback feed.
+    let feed = LegacyPriceFeed()
+    let seen = TourValues<Int>()
+    var cancellables = Set<LegacyPriceFeed.Subscription>()
+    // snippet:begin subscribe.before
+    feed.sink { price in seen.append(price) }.store(in: &cancellables)
+    // snippet:end subscribe.before
+    say("sink delivered \(seen.values)")
+
+    block(.bridge, "forEach(weak:in:), withCompletion, subscribe")
+    // 1. The fix: forEach(weak:in:) lets each view model go with its screen.
     let alive = TourCounter()
     let kept = await openAndCloseScreens(7, leaky: false, facade: facade, alive: alive)
     await facade.teardowns.wait(until: 7)  // each owner's bag cancelled its loop: the source stopped
-    say("forEach(weak: self, in: bag): \(kept) of 7 view models alive, \(facade.teardowns.value) stream teardowns ran")
+    sayFigure("forEach(weak: self, in: bag) kept \(kept) of 7 view models alive; \(facade.teardowns.value) stream teardowns ran", chapter: "lifetimes")
     try check(kept == 0, "forEach(weak:in:) must release every view model, \(kept) still alive")
 
-    // 3. Back to callbacks: the old load(completion:) on top of the new async load().
+    // 2. Back to callbacks: the old load(completion:) on top of the new async load().
     let service = ShoppingService(facade: facade)
     let loaded = TourCounter()
     let results = TourValues<String>()
@@ -179,22 +200,15 @@ let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive the
         loaded.increment()
     }
     let request = service.loadSlowly { result in
-        results.append("slow request: \((try? result.get()) == nil ? "CancellationError" : "value")")
+        results.append("slow request, cancelled: \((try? result.get()) == nil ? "CancellationError" : "value")")
         loaded.increment()
     }
     request.cancel()
     await loaded.wait(until: 2)
-    for line in results.values { say("withCompletion → \(line)") }
-    try check(results.values.contains("slow request: CancellationError"), "a cancelled request completes with CancellationError")
-    HandWrittenShoppingService(facade: facade).load { _ in }  // compiles, but cannot be cancelled
+    for line in results.values.sorted() { say("withCompletion → \(line)") }
+    try check(results.values.contains("slow request, cancelled: CancellationError"), "a cancelled request completes with CancellationError")
 
-    // 4. sink + store(in:) → subscribe + store(in: bag)
-    let feed = LegacyPriceFeed()
-    let seen = TourValues<Int>()
-    var cancellables = Set<LegacyPriceFeed.Subscription>()
-    // snippet:begin subscribe.before
-    feed.sink { price in seen.append(price) }.store(in: &cancellables)
-    // snippet:end subscribe.before
+    // 3. sink + store(in:) → subscribe + store(in: bag)
     let bag = CancellationBag()
     let finished = TourCounter()
     // snippet:begin subscribe.after
@@ -202,11 +216,11 @@ let lifetimesChapter = Chapter(name: "lifetimes", title: "Tasks that outlive the
     // snippet:end subscribe.after
     feed.prices.subscribe(onElement: { _ in }, onFinish: { _ in finished.increment() }).store(in: bag)
     await seen.wait(count: 6)
-    say("sink delivered \(Array(seen.values.prefix(3))), subscribe delivered \(Array(seen.values.suffix(3)))")
+    say("subscribe delivered \(Array(seen.values.suffix(3))), on the main actor; the bag cancels it with its owner")
     try check(seen.values == [101, 102, 103, 101, 102, 103], "subscribe must deliver every price in order")
     bag.cancelAll()
     _ = cancellables
-}
+} }
 
 // MARK: - Small thread-safe helpers for this chapter
 

@@ -3,6 +3,7 @@ import BridgesTesting
 
 /// Debounce over any AsyncSequence on any clock: the kind of time-based code a test must not
 /// wait for in real time. (BridgesTesting ships no operators; this one is the chapter's own.)
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     _ upstream: S, for interval: Duration, clock: C
 ) -> AsyncStream<S.Element> where S.Element: Sendable, C.Duration == Duration {
@@ -26,12 +27,37 @@ private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     }
 }
 
-let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+var virtualTimeChapter: Chapter { Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
+    let wallClock = ContinuousClock()
+
+    // The way such a test is usually first written: the real clock, and a sleep long enough "on this machine".
+    block(.legacy, "the search-as-you-type presenter tested on the real clock, waiting with Task.sleep")
+    do {
+        let api = FakeCompletionAPI<String, [String]>()
+        let (text, typing) = AsyncStream.makeStream(of: String.self)
+        let search = Task {
+            for await query in debounced(text, for: .milliseconds(300), clock: wallClock) {
+                _ = try await withCallback { done in api.call(query, completion: done) }
+            }
+        }
+        let started = wallClock.now
+        for typed in ["1", "12", "123"] { typing.yield(typed) }
+        try await Task.sleep(for: .milliseconds(350))  // "300 ms and a margin": the legacy test's only way to wait
+        let queries = api.invocations.map(\.request)
+        let elapsed = started.duration(to: wallClock.now)
+        sayFigure("a test on the real clock slept \(elapsed.formatted) of wall time to see queries \(queries) (on a slow CI machine it may see none)", chapter: "testing")
+        for invocation in api.invocations { invocation.complete(with: []) }
+        typing.finish()
+        search.cancel()
+        _ = await search.result
+    }
+
+    block(.bridge, "the same presenter on a TestClock, with a fake legacy API and quiescence (BridgesTesting)")
     let api = FakeCompletionAPI<String, [String]>()  // a legacy search API the test drives
     let clock = TestClock()
     let text = ProcessingChannel<String>()
     let results = LockedBox<[[String]]>([])
-    let wallClock = ContinuousClock()
     let started = wallClock.now
 
     try await withSerialTasks {
@@ -62,7 +88,7 @@ let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time,
         try await search.value
     }
     let elapsed = started.duration(to: wallClock.now)
-    say("300 ms of virtual time took \(elapsed) of wall time; sleepers left: \(clock.pendingSleepers.count)")
+    sayFigure("300 ms of virtual time took \(elapsed.formatted) of wall time, with exact assertions at 299 and 300 ms; sleepers left: \(clock.pendingSleepers.count)", chapter: "testing")
     try check(clock.pendingSleepers.isEmpty, "a timer was left sleeping")
 
     // A buggy legacy API calling back twice: the bridge ignores the second call and reports it
@@ -76,4 +102,4 @@ let virtualTimeChapter = Chapter(name: "testing", title: "Testing: virtual time,
     }
     say("callback called twice → value \(value), diagnostics: \(reports.value.map { "\($0.kind) at \($0.fileID):\($0.line)" })")
     try check(value == 42 && reports.value.map(\.kind) == [.callbackCalledTwice], "double callback not handled")
-}
+} }
