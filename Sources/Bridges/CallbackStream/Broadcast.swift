@@ -67,6 +67,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or use
     ///   ``sendWhenReady(_:)``); `.terminated` after ``finish()`` (the element is discarded and
     ///   the misuse reported once).
+    @inlinable
     @discardableResult
     public func send(_ element: Element) -> YieldResult {
         act(state.withLock { $0.send(element) })
@@ -194,7 +195,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
 
     // MARK: - Acting outside the lock
 
-    private func act(_ action: Machine.SendAction) -> YieldResult {
+    @inlinable
+    func act(_ action: Machine.SendAction) -> YieldResult {
         switch action {
         case .deliver(let job, let result):
             deliver(job)
@@ -211,7 +213,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
 
     /// Runs `job`, then every job queued meanwhile, until the queue is empty. Only one thread
     /// delivers at a time (the state machine hands out the role), so jobs run in decision order.
-    private func deliver(_ first: Machine.Job) {
+    @inlinable
+    func deliver(_ first: Machine.Job) {
         var job: Machine.Job? = first
         while let current = job {
             switch current {
