@@ -32,10 +32,11 @@ public final class BlockingDemandGate: @unchecked Sendable {  // every field is 
         }
     }
 
-    /// Records that `count` elements were yielded; credits may go negative (a chunk of lines
-    /// cannot be un-read), and the producer then waits for that many takes.
+    /// Records that `count` elements were yielded. Credits never go below zero: the stream
+    /// reports demand from its buffer's depth, so elements yielded beyond the credit (a chunk of
+    /// lines cannot be un-read) are already counted in the room it reports later.
     public func spend(_ count: Int = 1) {
-        condition.withLock { credits -= count }
+        condition.withLock { credits = max(0, credits - count) }
     }
 
     /// Blocks while the consumer has no room. Returns `false` once ``stop()`` was called.

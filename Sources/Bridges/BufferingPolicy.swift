@@ -10,8 +10,9 @@
 /// | ``drop`` | 0 | drop the new element unless the consumer is waiting | taps, sensor noise |
 /// | ``rendezvous`` | 0 | the producer waits until the consumer takes it | demand-driven producers |
 /// | ``dropNewest(_:)``, ``dropOldest(_:)``, ``suspending(_:)`` | n | as named | the general forms |
+/// | ``watermark(low:high:)`` | high | the producer waits until drained to low | sources where a pause/resume costs |
 ///
-/// Under a *waiting* policy (``rendezvous``, ``suspending(_:)``) a synchronous `yield` never
+/// Under a *waiting* policy (``rendezvous``, ``suspending(_:)``, ``watermark(low:high:)``) a synchronous `yield` never
 /// loses data: it enqueues beyond capacity and answers `.stopProducing`; `await send` suspends.
 /// Under a *lossy* policy (``latest``, ``drop``, ``dropNewest(_:)``, ``dropOldest(_:)``) what does
 /// not fit is dropped and reported to `onDrop` and the sink's `droppedCount`.
@@ -29,6 +30,9 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
         case dropOldest(Int)
         /// Keeps up to `n` elements, then asks the producer to wait (`n` ≥ 0).
         case suspending(Int)
+        /// Keeps up to `high` elements, then asks the producer to wait until the consumer has
+        /// drained the buffer down to `low` (0 ≤ low < high).
+        case watermark(low: Int, high: Int)
     }
 
     @usableFromInline let kind: Kind
@@ -80,25 +84,43 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
         return BufferingPolicy(.suspending(capacity))
     }
 
+    /// Keeps up to `high` elements; beyond that `await send` suspends and a synchronous `yield`
+    /// answers `.stopProducing`, like ``suspending(_:)``, but the producer is told to resume
+    /// (`onDemand`, publisher demand) only once the consumer has drained the buffer down to
+    /// `low`, and then for the whole room up to `high`: fewer, larger pause/resume cycles for a
+    /// source where each costs something (a socket read, a database page). `.suspending(n)` behaves
+    /// as `.watermark(low: n - 1, high: n)`.
+    ///
+    /// - Precondition: `0 <= low < high`.
+    public static func watermark(low: Int, high: Int) -> BufferingPolicy {
+        precondition(low >= 0, "BufferingPolicy.watermark(low:high:): low must be ≥ 0, got \(low)")
+        precondition(low < high, "BufferingPolicy.watermark(low:high:): low must be < high, got low \(low), high \(high)")
+        return BufferingPolicy(.watermark(low: low, high: high))
+    }
+
     /// How many elements the buffer holds before the policy applies; `nil` for ``unbounded``.
     public var capacity: Int? {
         switch kind {
         case .unbounded: nil
         case .dropNewest(let n), .dropOldest(let n), .suspending(let n): n
+        case .watermark(_, let high): high
         }
     }
 
     /// Whether the policy may drop elements (``latest``, ``drop``, `dropNewest`, `dropOldest`).
     public var isLossy: Bool {
         switch kind {
-        case .unbounded, .suspending: false
+        case .unbounded, .suspending, .watermark: false
         case .dropNewest, .dropOldest: true
         }
     }
 
     /// Whether the producer is asked to wait when the buffer is full (``rendezvous``, `suspending`).
     public var isWaiting: Bool {
-        if case .suspending = kind { true } else { false }
+        switch kind {
+        case .suspending, .watermark: true
+        case .unbounded, .dropNewest, .dropOldest: false
+        }
     }
 
     public var description: String {
@@ -110,6 +132,7 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
         case .dropNewest(let n): ".dropNewest(\(n))"
         case .dropOldest(let n): ".dropOldest(\(n))"
         case .suspending(let n): ".suspending(\(n))"
+        case .watermark(let low, let high): ".watermark(low: \(low), high: \(high))"
         }
     }
 }

@@ -12,10 +12,10 @@ import Bridges
 @Suite struct FirstValueTests {
     struct Boom: Error, Equatable {}
 
-    @Test func firstValue_requestsOne_thenCancels() async {
+    @Test func firstValue_requestsOne_thenCancels() async throws {
         let publisher = DemandRecordingPublisher<Int, Never>()
         let producer = Task { await publisher.send(7) }
-        let value = await publisher.firstValue  // Failure == Never: no `try`
+        let value = try await publisher.firstValue  // Failure == Never: throws only CancellationError
         _ = await producer.value
         #expect(value == 7)
         #expect(publisher.requests == [.max(1)])
@@ -23,8 +23,8 @@ import Bridges
         #expect(publisher.activeSubscriptionCount == 0)
     }
 
-    @Test func firstValue_ofAnEmptyPublisher_isNil() async {
-        #expect(await Empty<Int, Never>().firstValue == nil)
+    @Test func firstValue_ofAnEmptyPublisher_isNil() async throws {
+        #expect(try await Empty<Int, Never>().firstValue == nil)
     }
 
     @Test func firstValue_throwsTheTypedFailure() async {
@@ -32,7 +32,7 @@ import Bridges
             _ = try await Fail<Int, Boom>(error: Boom()).firstValue
             Issue.record("expected a throw")
         } catch {
-            #expect(error == Boom())  // `error` is Boom: typed throws survived
+            #expect(error as? Boom == Boom())  // the publisher's own failure
         }
     }
 
@@ -52,23 +52,33 @@ import Bridges
         #expect(publisher.events == [.subscribed, .requested(.max(1)), .cancelled])
     }
 
-    @Test func firstValue_inACancelledTask_returnsNilWithoutSubscribing() async {
+    @Test func firstValue_inACancelledTask_throwsCancellationErrorWithoutSubscribing() async {
         let publisher = DemandRecordingPublisher<Int, Never>()
         let gate = Gate()
-        let task = Task {
+        let task = Task { () throws(CancellationError) -> Int? in
             await gate.wait()
-            return await publisher.firstValue
+            return try await publisher.firstValue
         }
         task.cancel()
         gate.open()
-        #expect(await task.value == nil)
+        await #expect(throws: CancellationError.self) { try await task.value }
         #expect(publisher.subscriptionCount == 0)
+    }
+
+    /// `nil` used to mean both "finished without a value" and "cancelled".
+    @Test func firstValue_cancelledWhileWaiting_throwsCancellationError_notNil() async {
+        let publisher = DemandRecordingPublisher<Int, Never>()
+        let task = Task { try await publisher.firstValue }
+        await publisher.waitForDemand()
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(publisher.cancellationCount == 1)
     }
 
     @Test func cancelRacingValue_resumesExactlyOnce_stress() async {
         for i in 0..<300 {
             let publisher = DemandRecordingPublisher<Int, Never>()
-            let task = Task { await publisher.firstValue }
+            let task = Task { try? await publisher.firstValue }
             await publisher.waitForDemand()
             // The subscription has demand, so this is a legal send racing the cancel.
             let sender = Task { publisher.sendIgnoringDemand(i) }
@@ -80,9 +90,9 @@ import Bridges
         }
     }
 
-    @Test func worksWithASubject() async {
+    @Test func worksWithASubject() async throws {
         let subject = CurrentValueSubject<String, Never>("ready")
-        #expect(await subject.firstValue == "ready")
+        #expect(try await subject.firstValue == "ready")
     }
 }
 

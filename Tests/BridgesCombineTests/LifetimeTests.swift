@@ -59,7 +59,7 @@ struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
     @Test func firstValueSubscriber_isReleasedAfterTheValue() async {
         let upstream = DemandRecordingPublisher<Int, Never>()
         let box = WeakSubscriberBox()
-        let waiting = Task { await SubscriberCapturingPublisher(upstream: upstream, box: box).firstValue }
+        let waiting = Task { try? await SubscriberCapturingPublisher(upstream: upstream, box: box).firstValue }
         await upstream.send(3)
         #expect(await waiting.value == 3)
         #expect(box.object == nil)

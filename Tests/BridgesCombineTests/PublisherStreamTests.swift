@@ -159,6 +159,42 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         #expect(log.all.first?.occurrences == 2)  // both counted
     }
 
+    /// Demand from depth: after a publisher sent beyond its demand, draining the buffer requests
+    /// only what the buffer has room for (old: one per element taken, 4 for 2 slots).
+    @Test func suspending_afterExcessEmissions_outstandingDemandNeverAboveCapacity() async {
+        let upstream = DemandRecordingPublisher<Int, Never>()
+        let stream = Diagnostics.withHandler({ _ in }) { upstream.stream(buffering: .suspending(2)) }
+        let started = Gate()
+        let release = Gate()
+        let consumer = Task {
+            var received: [Int] = []
+            for await value in stream {
+                received.append(value)
+                if value == 0 { started.open(); await release.wait() }
+            }
+            return received
+        }
+        await upstream.send(0)
+        await started.wait()  // demand 2 outstanding, buffer empty
+        for value in 1...4 { upstream.sendIgnoringDemand(value) }  // 2 beyond demand: 4 buffered
+        release.open()
+        await upstream.send(5)  // sent once the drained buffer asked for it
+        upstream.send(completion: .finished)
+        #expect(await consumer.value == [0, 1, 2, 3, 4, 5])
+        // Outstanding as the publisher counts it: an element sent beyond demand uses none.
+        var outstanding = 0
+        var worst = 0
+        for event in upstream.events {
+            switch event {
+            case .requested(let demand): outstanding += demand.max ?? .max
+            case .sent: outstanding = max(0, outstanding - 1)
+            default: break
+            }
+            worst = max(worst, outstanding)
+        }
+        #expect(worst <= 2, "outstanding demand rose to \(worst) with room for 2: \(upstream.requests)")
+    }
+
     @Test func excessEmission_underSuspending_isBufferedAndReported() async {
         let log = DiagnosticLog()
         let upstream = DemandRecordingPublisher<Int, Never>()

@@ -52,6 +52,7 @@ func runAll() async -> Int32 {
     await runMainActor(config)
     await runCombine(config)
     await runScaling(config)
+    await runBroadcast(config)
     await runMemory(config)
     await runOperators(config)
 

@@ -1,3 +1,9 @@
+/// A hot, multicast source that never fails: ``ThrowingBroadcast`` with `Failure == Never`.
+///
+/// Today's spelling, `Broadcast<Element>`, keeps compiling; for a source that can fail, use
+/// `ThrowingBroadcast<Element, any Error>` (or a typed failure) and `finish(throwing:)`.
+public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never>
+
 /// A hot, multicast source for events a delegate owns: the delegate sends, and any number of
 /// consumers each take their own ``CallbackStream`` with their own buffering policy.
 ///
@@ -13,21 +19,30 @@
 /// ```
 ///
 /// - A consumer subscribes when it starts iterating (its first `next()`), and sees every element
-///   sent after that, delivered per its own policy (one slow consumer never makes another lose
-///   anything). With `replay: n` it first receives the last n elements sent before it subscribed.
-/// - Unlike an `AsyncStream` shared by two loops, consumers never split elements.
-/// - After ``finish()``, current consumers receive what they buffered and then end; a late
-///   subscriber receives the replay (if any) and ends at once.
-/// - A consumer that breaks out, is cancelled or drops its iterator unsubscribes (teardown).
+///   sent after that, delivered per its own policy (one slow lossy consumer never makes another
+///   lose anything). With `replay: n` it first receives the last n elements sent before it
+///   subscribed.
+/// - One order: every consumer sees the elements in the same order, even when sends from
+///   several threads race with each other and with subscriptions.
+/// - Nothing runs under the broadcast's lock: it decides there (who receives what, in which
+///   order), then delivers after releasing it. So a consumer's `onDrop` may call back into the
+///   broadcast (read ``subscriberCount``, even ``send(_:)``: that element is delivered right after).
+/// - Backpressure: subscribers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold the
+///   producer back. ``sendWhenReady(_:)`` waits until the slowest of them has room; a
+///   synchronous ``send(_:)`` never waits, delivers anyway (nothing is lost) and answers
+///   `.stopProducing` when one of them is full; the producer resumes through ``onDemand(_:)``
+///   (the same shape as ``CallbackStream/Sink/onDemand(_:)``, and ``DemandGate`` works with it).
+/// - After ``finish()`` (or ``finish(throwing:)``), current consumers receive what they buffered
+///   and then the end; a late subscriber receives the replay (if any) and the end at once.
+/// - A consumer that breaks out, is cancelled or drops its iterator unsubscribes (teardown), and
+///   no longer holds the producer back.
 /// - Consumers' streams do not keep the broadcast alive: when its owner (the delegate proxy)
 ///   releases it, it finishes, and so do its consumers.
-///
-/// - Important: ``send(_:)`` delivers under the broadcast's lock, so every consumer sees elements
-///   in the same order even when subscriptions race with sends; `onDrop` handlers of consumers'
-///   streams therefore run under that lock and must not call back into the same broadcast.
-///   Sends from several threads at once are delivered one after another, in lock order.
-public final class Broadcast<Element: Sendable>: Sendable {
-    @usableFromInline let state: LockedState<BroadcastStateMachine<Element>>
+public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendable {
+    @usableFromInline typealias Machine = BroadcastStateMachine<Element, Failure>
+    public typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
+
+    @usableFromInline let state: LockedState<Machine>
     @usableFromInline let site: CallSite
 
     /// - Parameters:
@@ -37,45 +52,78 @@ public final class Broadcast<Element: Sendable>: Sendable {
     /// - Precondition: `replay >= 0`.
     public init(replay: Int = 0, fileID: String = #fileID, line: UInt = #line) {
         precondition(replay >= 0, "Broadcast(replay:): replay must be ≥ 0, got \(replay)")
-        state = .create(BroadcastStateMachine(replay: replay))
+        state = .create(Machine(replay: replay))
         site = CallSite(fileID: fileID, line: line)
     }
 
     /// Releasing the broadcast finishes it: its consumers end after what they have buffered.
-    deinit { finish() }
+    deinit { end(nil) }
 
-    /// Sends `element` to every current subscriber, each through its own policy. Returns once
-    /// every subscriber's stream has enqueued, dropped or handed over the element (it never
-    /// waits for a consumer, whatever its policy: a `.rendezvous` subscriber's element is
-    /// enqueued). After ``finish()`` the element is discarded and the misuse reported once.
-    public func send(_ element: Element) {
-        let report: Bool = state.withLock { machine in
-            switch machine.send(element) {
-            case .fanOut(let sinks):
-                for sink in sinks { sink.yield(element) }
-                return false
-            case .reportSendAfterFinish:
-                return true
-            case .none:
-                return false
+    /// Sends `element` to every current subscriber, each through its own policy, on this
+    /// thread (or, if another thread is delivering right now, right after its elements, on that
+    /// thread). Never waits.
+    ///
+    /// - Returns: `.enqueued`; `.stopProducing` when a subscriber under a waiting policy is now
+    ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or use
+    ///   ``sendWhenReady(_:)``); `.terminated` after ``finish()`` (the element is discarded and
+    ///   the misuse reported once).
+    @inlinable
+    @discardableResult
+    public func send(_ element: Element) -> YieldResult {
+        act(state.withLock { $0.send(element) })
+    }
+
+    /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
+    /// until then: a producer that awaits this never runs more than the slowest waiting
+    /// subscriber's capacity ahead of it. With no such subscriber it returns at once.
+    ///
+    /// - Returns: as ``send(_:)``. If the calling task is cancelled while it waits, the element
+    ///   is sent anyway (nothing is lost) and the result is `.stopProducing`.
+    @discardableResult
+    public func sendWhenReady(_ element: Element) async -> YieldResult {
+        let id = UInt64.random(in: 1...UInt64.max)
+        while true {
+            if let action = state.withLock({ $0.sendIfRoom(element) }) { return act(action) }
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {
+                        continuation.resume()
+                    } else if Task.isCancelled {
+                        state.withLock { $0.cancelRoomWait(id: id) }?.resume()
+                    }
+                }
+            } onCancel: {
+                state.withLock { $0.cancelRoomWait(id: id) }?.resume()
             }
-        }
-        if report {
-            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded", bridge: self)
+            if Task.isCancelled {
+                _ = act(state.withLock { $0.send(element) })
+                return .stopProducing
+            }
         }
     }
 
     /// Ends every subscriber's stream (after what it has buffered) and every later subscription.
     /// A second call does nothing. Waiters of ``waitForSubscribers(_:)`` resume.
-    public func finish() {
-        let (sinks, waiters) = state.withLock { machine in (machine.finish(), machine.takeAllWaiters()) }
-        for sink in sinks ?? [] { sink.finish() }
-        for waiter in waiters { waiter.resume() }
+    public func finish() { end(nil) }
+
+    /// Ends every subscriber's stream with `error` (after what it has buffered), and every later
+    /// subscription. A second call does nothing.
+    public func finish(throwing error: Failure) { end(error) }
+
+    /// Registers `handler`, told how many more elements every subscriber under a waiting policy
+    /// can take now (credits, as ``CallbackStream/Sink/onDemand(_:)``): at registration, then
+    /// each time the slowest of them makes room. With no such subscriber: `Int.max`, once (and
+    /// again when the last one leaves). Called never under a lock, on the thread where room
+    /// appeared (a consumer's); it replaces any handler registered before.
+    public func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
+        let (initial, replaced) = state.withLock { $0.registerDemand(handler) }
+        withExtendedLifetime(replaced) {}  // released outside the lock
+        if let initial { handler(initial) }
     }
 
     /// Whether ``finish()`` has been called.
     public var isFinished: Bool {
-        state.withLock { machine in if case .finished = machine.phase { true } else { false } }
+        state.withLock { $0.isFinished }
     }
 
     /// How many consumers are subscribed now.
@@ -103,48 +151,104 @@ public final class Broadcast<Element: Sendable>: Sendable {
     /// A new consumer's stream: subscribes when iteration starts, unsubscribes at teardown.
     ///
     /// - Parameters:
-    ///   - buffering: This consumer's policy for elements it has not taken yet.
-    ///   - onDrop: Called with each element this consumer's policy drops (under the broadcast's lock).
+    ///   - buffering: This consumer's policy for elements it has not taken yet. A waiting policy
+    ///     holds the producer back (see ``sendWhenReady(_:)``).
+    ///   - onDrop: Called with each element this consumer's policy drops, on the delivering
+    ///     thread, never under a lock (it may call back into the broadcast).
+    ///   - onUndelivered: Called with each element sent to this consumer and never delivered,
+    ///     with the reason (see ``CallbackStream``).
     ///   - line: Call site reported with any misuse; leave the default.
     ///   - fileID: Call site reported with any misuse; leave the default.
     public func stream(
         buffering: BufferingPolicy = .unbounded,
         onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: CallbackStream<Element, Failure>.UndeliveredHandler? = nil,
         fileID: String = #fileID,
         line: UInt = #line
-    ) -> CallbackStream<Element, Never> {
+    ) -> CallbackStream<Element, Failure> {
+        let waiting = buffering.isWaiting
         // Weak: a consumer's stream does not keep the source alive; when its owner releases the
         // broadcast, it finishes (deinit) and its consumers end instead of waiting forever.
-        CallbackStream(buffering: buffering, onDrop: onDrop, fileID: fileID, line: line) { [weak self] sink in
+        return CallbackStream(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
+            [weak self] (sink: CallbackStream<Element, Failure>.Sink) -> Cancellation in
             guard let self else {
                 sink.finish()
                 return Cancellation()
             }
-            let (action, waiters): (BroadcastStateMachine<Element>.SubscribeAction, [UnsafeContinuation<Void, Never>]) =
-                state.withLock { machine in
-                    let action = machine.subscribe(sink)
-                    // Replay under the lock, so no send can come between the replay and the live elements.
-                    switch action {
-                    case .subscribed(_, let replay, let waiters):
-                        for element in replay { sink.yield(element) }
-                        return (action, waiters)
-                    case .finished(let replay):
-                        for element in replay { sink.yield(element) }
-                        return (action, [])
-                    }
+            switch state.withLock({ $0.subscribe(sink, waiting: waiting) }) {
+            case .subscribed(let id, let job, let waiters):
+                for waiter in waiters { waiter.resume() }
+                if let job { deliver(job) }  // the replay, before any live element
+                if waiting {
+                    // Registered after the replay, so the room it reports counts it. Weak: the
+                    // stream keeps its demand handler until it ends.
+                    sink.onDemand { [weak self] count in self?.subscriberDemand(id, count) }
                 }
-            for waiter in waiters { waiter.resume() }
-            switch action {
-            case .subscribed(let id, _, _):
-                return Cancellation { [weak self] in
-                    guard let self else { return }
-                    let removed = self.state.withLock { $0.unsubscribe(id) }
-                    withExtendedLifetime(removed) {}  // released outside the lock
-                }
-            case .finished:
-                sink.finish()
+                return Cancellation { [weak self] in self?.unsubscribe(id) }
+            case .finished(let replay, let failure):
+                for element in replay { sink.yield(element) }
+                if let failure { sink.finish(throwing: failure) } else { sink.finish() }
                 return Cancellation()
             }
         }
+    }
+
+    // MARK: - Acting outside the lock
+
+    @inlinable
+    func act(_ action: Machine.SendAction) -> YieldResult {
+        switch action {
+        case .deliver(let job, let result):
+            deliver(job)
+            return result
+        case .queued(let result):
+            return result
+        case .reportSendAfterFinish:
+            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded", bridge: self)
+            return .terminated
+        case .terminated:
+            return .terminated
+        }
+    }
+
+    /// Runs `job`, then every job queued meanwhile, until the queue is empty. Only one thread
+    /// delivers at a time (the state machine hands out the role), so jobs run in decision order.
+    @inlinable
+    func deliver(_ first: Machine.Job) {
+        var job: Machine.Job? = first
+        while let current = job {
+            switch current {
+            case .send(let element, let sinks):
+                for sink in sinks { sink.yield(element) }
+            case .replay(let elements, let sink):
+                for element in elements { sink.yield(element) }
+            case .finish(let failure, let sinks):
+                for sink in sinks {
+                    if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+                }
+            }
+            job = state.withLock { $0.nextJob() }
+        }
+    }
+
+    private func end(_ failure: Failure?) {
+        guard let action = state.withLock({ $0.finish(failure) }) else { return }
+        for waiter in action.waiters { waiter.resume() }
+        for sender in action.senders { sender.resume() }
+        if let job = action.job { deliver(job) }
+        withExtendedLifetime(action.released) {}  // released outside the lock
+    }
+
+    private func subscriberDemand(_ id: UInt64, _ count: Int) {
+        let (demand, senders) = state.withLock { $0.subscriberDemand(id, count) }
+        for sender in senders { sender.resume() }
+        if let (handler, count) = demand { handler(count) }
+    }
+
+    private func unsubscribe(_ id: UInt64) {
+        let action = state.withLock { $0.unsubscribe(id) }
+        for sender in action.senders { sender.resume() }
+        if let (handler, count) = action.demand { handler(count) }
+        withExtendedLifetime(action.removed) {}  // released outside the lock
     }
 }

@@ -16,11 +16,16 @@
 /// - **Teardown exactly once**, on the thread that ends the stream, whichever comes first: the
 ///   producer finishes or fails (then buffered elements are still delivered), the consumer
 ///   breaks out or drops its iterator, or the consumer's task is cancelled. Never if the builder
-///   never ran.
+///   never ran. The consumer's loop ends only after it returned, and a teardown given as
+///   ``Teardown/onTermination(_:)`` learns why (``Termination``).
+/// - **Accounting**: `onUndelivered` sees every element produced and not delivered, with its
+///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
 /// - **Lifetime**: what the teardown captures (a delegate proxy) is retained until the teardown
 ///   has run, then released.
 /// - **Cancellation**: a cancelled consumer task ends the iteration at its next `next()` (which
-///   returns `nil`, like `AsyncStream`), discarding what was buffered.
+///   returns `nil`, like `AsyncStream`), discarding what was buffered (reported to
+///   `onUndelivered` as `.cancelled`). Suspended `await send`s are resumed with `.terminated`;
+///   a cancelled `await send` keeps its element's place in line.
 /// - **Isolation**: `next(isolation:)` returns buffered elements without suspending, so a
 ///   `@MainActor` consumer drains the buffer without leaving the main actor.
 /// - **Misuse** (yield after finish, two tasks iterating one iterator, a sink released without

@@ -43,15 +43,18 @@ extension CallbackStream {
             await token.storage.send(element, undelivered: token.undelivered, site: token.site, isolation: isolation)
         }
 
-        /// Ends the stream normally: the consumer receives what is buffered, then `nil`. The
-        /// teardown runs now, on this thread. A second call is ignored and reported.
+        /// Ends the stream normally: the consumer receives what is buffered, then `nil` (after the
+        /// teardown has returned). The teardown runs now, on this thread. A second call is
+        /// ignored and reported.
         @inlinable
         public func finish() {
             token.storage.finish(nil, site: token.site)
         }
 
         /// Ends the stream with `error`: the consumer receives what is buffered, then `error` is
-        /// thrown. The teardown runs now, on this thread.
+        /// thrown (after the teardown has returned). The teardown runs now, on this thread, and
+        /// learns `.failed(error)` if it was given as `.onTermination`. After the consumer ended
+        /// the stream, the error reaches nobody: that is reported.
         @inlinable
         public func finish(throwing error: Failure) {
             token.storage.finish(error, site: token.site)
@@ -68,20 +71,29 @@ extension CallbackStream {
             token.storage.state.withLock { $0.droppedCount }
         }
 
-        /// Registers `handler`, told how many more elements the consumer can take now, so a
-        /// pausable source (a `FileHandle`, a `URLSessionTask`, a Combine subscription) produces
-        /// only what is wanted. It replaces any handler registered before, and is called never
-        /// while a lock is held, on the thread named below:
+        /// Registers `handler`, told how many more elements the consumer can take (credits), so
+        /// a pausable source (a `FileHandle`, a `DispatchSource`, a socket, a Combine
+        /// subscription) produces only what is wanted. Demand comes from the buffer's depth: it
+        /// is reported only when there is room, and never more than the room (an element
+        /// yielded beyond the credit uses none, so the sum of what was reported minus what was
+        /// yielded never exceeds the free buffer). It replaces any handler registered before,
+        /// and is called never while a lock is held, on the thread named below:
         ///
         /// - `.suspending(n)`: once at registration with the room left (n when nothing is
-        ///   buffered), on this thread; then with 1 each time the consumer takes an element, on
-        ///   the consumer's thread.
-        /// - `.rendezvous`: with 1 each time the consumer calls `next()` and nothing is buffered,
-        ///   on the consumer's thread, just before it suspends (and at registration if it is
+        ///   buffered), on this thread; then, on the consumer's thread as it takes elements,
+        ///   with the room that appeared and was not reported yet.
+        /// - `.watermark(low:high:)`: the same, but only once the depth is down to `low`.
+        /// - `.rendezvous`: with 1 when the consumer calls `next()` and nothing is buffered, on
+        ///   the consumer's thread, just before it suspends (and at registration if it is
         ///   already waiting).
         /// - lossy and unbounded policies: once, at registration, with `Int.max`.
         ///
-        /// After `.stopProducing`, a pausable source pauses and resumes when this is called.
+        /// After `.stopProducing`, a pausable source pauses and resumes on demand. Doing both by
+        /// hand can lose the wake-up (demand may arrive before the pause took effect): feed a
+        /// ``DemandGate`` instead (`sink.onDemand { gate.add($0) }`, `gate.spend()` per yield),
+        /// which calls pause/resume itself and cannot miss it. `URLSessionTask.suspend()` is not
+        /// a pause on Linux (swift-corelibs-foundation restarts a running download from byte
+        /// 0); see the Streams article for which sources pause correctly where.
         public func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
             token.storage.onDemand(handler)
         }

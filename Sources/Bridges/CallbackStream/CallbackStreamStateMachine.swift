@@ -107,6 +107,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @usableFromInline let mode: Mode
     @usableFromInline let capacity: Int
+    /// Waiting policies: demand is reported only once the depth is at most this
+    /// (`.suspending(n)`: n − 1, as soon as there is room; `.watermark(low:high:)`: low).
+    @usableFromInline let lowWatermark: Int
     @usableFromInline var phase: Phase
     @usableFromInline var teardown: TeardownState = .notYetReturned
     /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
@@ -133,7 +136,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .dropNewest(let n): (mode, capacity) = (.dropNewest, n)
         case .dropOldest(let n): (mode, capacity) = (.dropOldest, n)
         case .suspending(let n): (mode, capacity) = (.suspending, n)
+        case .watermark(_, let high): (mode, capacity) = (.suspending, high)
         }
+        if case .watermark(let low, _) = policy.kind { lowWatermark = low } else { lowWatermark = capacity - 1 }
         phase = .idle(builder)
         buffer = Self.makeBuffer(mode: mode, capacity: capacity)
     }
@@ -159,7 +164,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func demandAfterTake() -> Demand? {
         guard signalsDemandOnTake, let handler = demandHandler else { return nil }
         let room = self.room
-        guard room > granted else { return nil }
+        guard room > granted, capacity - room <= lowWatermark else { return nil }
         defer { granted = room }
         return Demand(handler, room - granted)
     }

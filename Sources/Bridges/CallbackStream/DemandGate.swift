@@ -79,8 +79,9 @@ public final class DemandGate: Sendable {
     }
 
     /// Records that `count` elements were yielded. When the credits run out, pauses the source
-    /// (on this thread) before returning. Credits may go negative (a chunk of lines cannot be
-    /// un-read): the source then stays paused until that many more were taken.
+    /// (on this thread) before returning. Credits never go below zero: a stream reports demand
+    /// from its buffer's depth, so elements yielded beyond the credit (a chunk of lines cannot
+    /// be un-read) are already counted in the room it reports later, when they were taken.
     ///
     /// - Returns: Whether the source may go on producing (credit is left, and ``stop()`` was
     ///   not called). A source without a pause of its own (a loop) stops when this is false and
@@ -88,7 +89,7 @@ public final class DemandGate: Sendable {
     @discardableResult
     public func spend(_ count: Int = 1) -> Bool {
         let (move, running) = state.withLock { state -> (Bool?, Bool) in
-            if state.credits != Int.max { state.credits -= count }
+            if state.credits != Int.max { state.credits = Swift.max(0, state.credits - count) }
             return (state.nextMove(), state.credits > 0 && !state.stopped)
         }
         act(move)
@@ -101,7 +102,7 @@ public final class DemandGate: Sendable {
         state.withLock { $0.stopped = true }
     }
 
-    /// Credits left (negative when the source yielded more than was asked for).
+    /// Credits left.
     public var credits: Int { state.withLock { $0.credits } }
 
     /// Whether the source was last told to pause.

@@ -14,18 +14,18 @@ extension NotificationCenter {
     /// ```
     /// After:
     /// ```swift
-    /// for await note in center.notificationStream(named: .didSave) { refresh(note) }
+    /// for await id in center.notificationStream(named: .didSave, transform: { $0.object as? ID }) { refresh(id) }
     /// ```
     ///
     /// - Parameters:
     ///   - buffering: What happens to notifications the consumer has not taken yet.
     ///   - transform: Turns each notification into the element (posted on the posting thread);
-    ///     return nil to skip one.
+    ///     return nil to skip one. The element must be `Sendable`: it crosses to the consumer.
     ///   - object: Only notifications posted by this object (`nil`: any sender).
     ///   - line: Call site reported with any misuse; leave the default.
     ///   - name: The notification name to observe (`nil`: every notification).
     ///   - fileID: Call site reported with any misuse; leave the default.
-    public func notificationStream<Element>(
+    public func notificationStream<Element: Sendable>(
         named name: Notification.Name?,
         object: (any AnyObject & Sendable)? = nil,
         buffering: BufferingPolicy = .unbounded,
@@ -37,10 +37,30 @@ extension NotificationCenter {
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
                 guard let element = transform(note) else { return }
-                // `yield` takes its element `sending`. A posted Notification (and what `transform`
-                // derives from it) is not touched by the poster afterwards, so handing it to the
-                // consumer is safe although Notification is not marked Sendable on Linux.
-                nonisolated(unsafe) let handedOver = element
+                sink.yield(element)
+            }
+            let token = UncheckedBox(observer)
+            return Cancellation { center.value.removeObserver(token.value) }
+        }
+    }
+
+    /// The notifications named `name` (from `object`, if given) as a stream of `Notification`s,
+    /// handed to the consumer **unchecked**: `Notification` is not `Sendable` (its `userInfo`
+    /// and `object` may hold anything). Safe when nothing touches a posted notification after
+    /// posting it; otherwise map it to a `Sendable` value with
+    /// ``notificationStream(named:object:buffering:fileID:line:transform:)``.
+    public func uncheckedNotificationStream(
+        named name: Notification.Name?,
+        object: (any AnyObject & Sendable)? = nil,
+        buffering: BufferingPolicy = .unbounded,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) -> CallbackStream<Notification, Never> {
+        let center = UncheckedBox(self)
+        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+            let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
+                // Unchecked, as the name says: the poster does not touch a posted notification.
+                nonisolated(unsafe) let handedOver = note
                 sink.yield(handedOver)
             }
             let token = UncheckedBox(observer)
@@ -48,8 +68,8 @@ extension NotificationCenter {
         }
     }
 
-    /// The notifications named `name` (from `object`, if given) as a stream of `Notification`s.
-    /// See ``notificationStream(named:object:buffering:fileID:line:transform:)``.
+    /// Renamed: the elements are not `Sendable`, and the new name says they are handed over unchecked.
+    @available(*, deprecated, renamed: "uncheckedNotificationStream(named:object:buffering:fileID:line:)")
     public func notificationStream(
         named name: Notification.Name?,
         object: (any AnyObject & Sendable)? = nil,
@@ -57,7 +77,7 @@ extension NotificationCenter {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Notification, Never> {
-        notificationStream(named: name, object: object, buffering: buffering, fileID: fileID, line: line) { $0 }
+        uncheckedNotificationStream(named: name, object: object, buffering: buffering, fileID: fileID, line: line)
     }
 }
 

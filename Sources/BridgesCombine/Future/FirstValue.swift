@@ -8,24 +8,25 @@ import OpenCombine
 import Bridges
 
 extension Publisher where Output: Sendable {
-    /// The first value the publisher sends, awaited; `nil` if it finishes without one or if the
-    /// awaiting task is cancelled.
+    /// The first value the publisher sends, awaited; `nil` if it finishes without one.
     ///
     /// Requests exactly one element, then cancels the subscription as soon as it arrives (so a
     /// long-lived publisher is not kept subscribed). If the awaiting task is cancelled first, the
-    /// subscription is cancelled at once (Combine's `Future.value` has no cancellation at all).
+    /// subscription is cancelled at once and this throws `CancellationError` (Combine's
+    /// `Future.value` has no cancellation at all; `nil` means only "finished without a value").
     /// Elements a misbehaving publisher sends after the first are ignored. `Output` must be
     /// `Sendable`: the value crosses from the publisher's thread to the awaiting task.
     ///
     /// Before: `let user = try await withCheckedThrowingContinuation { c in cancellable = api.user.sink(…) }`
     /// After:  `let user = try await api.user.firstValue`
     ///
-    /// - Throws: the publisher's own `Failure` (nothing when it is `Never`).
+    /// - Throws: the publisher's `Failure`, or `CancellationError` if the awaiting task is cancelled.
     public var firstValue: Output? {
-        get async throws(Failure) {
+        get async throws {
             switch await firstOutcome() {
             case .value(let value): return value
-            case .finished, .cancelled: return nil
+            case .finished: return nil
+            case .cancelled: throw CancellationError()
             case .failed(let error): throw error
             }
         }
@@ -61,16 +62,19 @@ extension Publisher where Output: Sendable {
 }
 
 extension Publisher where Output: Sendable, Failure == Never {
-    /// The first value the publisher sends, awaited without `try`; `nil` if it finishes without
-    /// one or if the awaiting task is cancelled (the subscription is cancelled then).
+    /// The first value the publisher sends, awaited; `nil` if it finishes without one. The only
+    /// error is `CancellationError`, when the awaiting task is cancelled (the subscription is
+    /// cancelled then).
     ///
-    /// The same as the general `firstValue`, spelled for `Failure == Never`. (It also
-    /// keeps Swift 6.3's SIL generation away from a typed-throws `throws(Never)` getter, which
-    /// crashes the compiler.)
+    /// The same as the general `firstValue`, spelled for `Failure == Never` with a typed
+    /// `throws(CancellationError)`.
     public var firstValue: Output? {
-        get async {
-            if case .value(let value) = await firstOutcome() { return value }
-            return nil
+        get async throws(CancellationError) {
+            switch await firstOutcome() {
+            case .value(let value): return value
+            case .finished, .failed: return nil
+            case .cancelled: throw CancellationError()
+            }
         }
     }
 }

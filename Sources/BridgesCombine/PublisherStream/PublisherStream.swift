@@ -7,7 +7,7 @@ import OpenCombine
 #if canImport(Combine) || OpenCombine
 import Bridges
 
-extension Publisher {
+extension Publisher where Output: Sendable {
     /// The publisher's elements as a `CallbackStream`, with demand derived from `buffering`,
     /// so that nothing is lost except what the policy says.
     ///
@@ -22,7 +22,7 @@ extension Publisher {
     /// | `.unbounded` | `.unlimited` | everything is buffered |
     /// | `.latest`, `.drop`, `.dropNewest(n)`, `.dropOldest(n)` | `.unlimited` | the policy drops (`onDrop` sees each) |
     /// | `.rendezvous` | `.max(1)` per `next()` that finds nothing buffered | upstream waits (a demand-aware publisher); a subject drops, as with `values` |
-    /// | `.suspending(n)` | `.max(n)` up front, then `.max(1)` per element taken | upstream never has more outstanding demand than free buffer |
+    /// | `.suspending(n)` | `.max(n)` up front, then what the buffer has room for as the consumer takes (capacity − buffered − outstanding) | upstream never has more outstanding demand than free buffer, even after it sent more than asked |
     ///
     /// - Cold, like every `CallbackStream`: each iterator subscribes once, on its first `next()`.
     /// - `Failure == Never` iterates with `for await`; otherwise `for try await`, and the thrown
@@ -43,6 +43,33 @@ extension Publisher {
         onDrop: (@Sendable (Output) -> Void)? = nil,
         fileID: String = #fileID,
         line: UInt = #line
+    ) -> CallbackStream<Output, Failure> {
+        makeStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line)
+    }
+}
+
+extension Publisher {
+    /// ``stream(buffering:onDrop:fileID:line:)`` for a publisher whose `Output` is not
+    /// `Sendable`: the check is skipped, not the hazard. Use it only when each element is handed
+    /// over and never touched again by the publisher's side (a fresh value per send), never for
+    /// a shared mutable reference (`CurrentValueSubject<NSMutableArray, Never>` would hand one
+    /// array to every consumer).
+    @inlinable
+    public func uncheckedStream(
+        buffering policy: BufferingPolicy,
+        onDrop: (@Sendable (Output) -> Void)? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) -> CallbackStream<Output, Failure> {
+        makeStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line)
+    }
+
+    @inlinable
+    func makeStream(
+        buffering policy: BufferingPolicy,
+        onDrop: (@Sendable (Output) -> Void)?,
+        fileID: String,
+        line: UInt
     ) -> CallbackStream<Output, Failure> {
         // Erased so that the builder captures no `Self` metatype (which need not be Sendable).
         let upstream = PublisherBox(eraseToAnyPublisher())
@@ -79,3 +106,4 @@ struct PublisherBox<Output, Failure: Error>: @unchecked Sendable {
 }
 
 #endif
+

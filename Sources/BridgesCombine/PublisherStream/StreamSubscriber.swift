@@ -102,6 +102,12 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
         let verdict = state.withLock { state -> StreamSubscriberVerdict in
+            if case .awaiting = state.upstream {
+                // A broken publisher: nothing was requested, and nothing could be. End here,
+                // so that the consumer does not wait forever for a subscription.
+                state.upstream = .done
+                return .beforeSubscription
+            }
             guard case .subscribed = state.upstream else { return .ignore }
             guard demandDriven else { return .yield }
             guard state.outstanding > .none else { return .excess }
@@ -112,6 +118,16 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .ignore:
             // After cancel or completion: a late element in flight; the stream is over anyway.
             return .none
+        case .beforeSubscription:
+            reporter.report(
+                .other("valueBeforeSubscription"),
+                "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
+                bridge: self
+            )
+            nonisolated(unsafe) let element = input  // as below
+            sink.yield(element)
+            sink.finish()
+            return .none
         case .excess:
             reporter.report(
                 .excessEmission,
@@ -121,8 +137,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .yield:
             break
         }
-        // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. A publisher
-        // gives up an element when it sends it (Combine's contract), so handing it on is safe.
+        // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. Only
+        // `stream` (Output: Sendable) and `uncheckedStream` (the caller vouches) get here.
         nonisolated(unsafe) let element = input
         if yield(element) { cancelUpstream() }
         return .none
@@ -144,7 +160,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 }
 
 /// What `receive(_:)` does with an element (top level, not generic, like the state).
-private enum StreamSubscriberVerdict { case yield, excess, ignore }
+private enum StreamSubscriberVerdict { case yield, excess, ignore, beforeSubscription }
 
 /// The subscriber's state: not nested in the generic class (that would make it generic too, and
 /// every lock of it a runtime metadata look-up in the unspecialised witnesses).

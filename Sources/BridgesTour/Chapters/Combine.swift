@@ -384,7 +384,7 @@ private func futureToAsync(_ report: CombineReport) async throws {
 
 // MARK: - Glue for the tour
 
-extension Publisher where Failure == Never {
+extension Publisher where Failure == Never, Output: Sendable {
     /// Subscribes, takes everything until completion, and returns how many values arrived.
     func collectAll() async -> Int {
         var count = 0

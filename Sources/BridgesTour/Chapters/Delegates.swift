@@ -207,9 +207,9 @@ var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and
     let saves = Task {
         var ids: [Int] = []
         // snippet:begin notifications.after
-        for await note in center.notificationStream(named: didSave) {
-            print("saved \(note.userInfo?["id"] ?? "?")")
-            if let id = note.userInfo?["id"] as? Int { ids.append(id) }
+        for await id in center.notificationStream(named: didSave, transform: { $0.userInfo?["id"] as? Int }) {
+            print("saved \(id)")
+            ids.append(id)
             if ids.count == 3 { break }  // the observer is removed here (teardown)
         }
         // snippet:end notifications.after

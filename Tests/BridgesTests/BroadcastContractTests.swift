@@ -1,0 +1,228 @@
+import Bridges
+import Dispatch
+import Testing
+
+/// Broadcast as a fan-out over the engine: decides under its lock and acts after it, keeps one
+/// delivery order, honours waiting policies, and can fail.
+@Suite("Broadcast: contract")
+struct BroadcastContractTests {
+    // MARK: - Nothing under the lock
+
+    /// With delivery under the lock, reading `subscriberCount` from `onDrop` deadlocked the sender.
+    @Test(.timeLimit(.minutes(1)))
+    func onDropCallingBackIntoItsBroadcast_doesNotDeadlock() async {
+        let events = Broadcast<Int>(replay: 1)
+        events.send(0)  // replayed: the first next() returns it, and then nobody waits
+        let countsSeen = Collected<Int>()
+        let dropped = Collected<Int>()
+        let stream = events.stream(buffering: .dropNewest(1), onDrop: { element in
+            dropped.append(element)
+            countsSeen.append(events.subscriberCount)      // reads the broadcast's state
+            if element == 2 { events.send(1_000) }         // and sends from inside delivery
+        })
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == 0)
+        for value in 1...5 { events.send(value) }  // 1 is buffered, the rest dropped
+        events.finish()
+        #expect(await iterator.next() == 1)
+        #expect(await iterator.next() == nil)
+        #expect(dropped.values == [2, 1_000, 3, 4, 5], "the re-entrant send is delivered right after the element being delivered")
+        #expect(countsSeen.values == [1, 1, 1, 1, 1])
+    }
+
+    // MARK: - Backpressure
+
+    @Test(.timeLimit(.minutes(2)))
+    func suspending2Subscriber_producerAwaitingSend_neverRunsMoreThanCapacityAhead() async {
+        let events = Broadcast<Int>()
+        let total = 20_000
+        let capacity = 2
+        let taken = Counter()
+        let consumer = Task { () -> [Int] in
+            var received: [Int] = []
+            for await value in events.stream(buffering: .suspending(capacity)) {
+                received.append(value)
+                taken.increment()
+            }
+            return received
+        }
+        await events.waitForSubscribers(1)
+        var worstLead = 0
+        for value in 0..<total {
+            _ = await events.sendWhenReady(value)
+            worstLead = max(worstLead, value + 1 - taken.value)
+        }
+        events.finish()
+        #expect(await consumer.value == Array(0..<total), "nothing lost, in order")
+        // capacity buffered + one handed to the consumer and not yet counted by it.
+        #expect(worstLead <= capacity + 1, "the producer ran \(worstLead) elements ahead of a .suspending(\(capacity)) subscriber")
+    }
+
+    /// The synchronous form: `send` answers `.stopProducing` when the slowest waiting subscriber
+    /// is full, and the producer resumes through `onDemand` (with a DemandGate, structurally).
+    @Test(.timeLimit(.minutes(2)))
+    func synchronousSend_stopProducing_andOnDemand_resumeAPausableProducer() async {
+        for round in 0..<2_000 {
+            let events = Broadcast<Int>()
+            let perRound = 16
+            let consumer = Task { () -> [Int] in
+                var received: [Int] = []
+                for await value in events.stream(buffering: .suspending(1)) { received.append(value) }
+                return received
+            }
+            await events.waitForSubscribers(1)
+            let producer = BroadcastPausableSource(count: perRound, events: events)
+            let gate = DemandGate(pause: { producer.pause() }, resume: { producer.resume() })
+            producer.gate = gate
+            events.onDemand { gate.add($0) }
+            producer.resume()
+            let received = await consumer.value
+            #expect(received == Array(0..<perRound), "round \(round)")
+            gate.stop()
+        }
+    }
+
+    @Test func sendReportsStopProducing_onlyWhileAWaitingSubscriberIsFull_andDemandComesFromItsRoom() async {
+        let events = Broadcast<Int>(replay: 1)
+        events.send(0)  // kept for replay: the first next() below returns it without suspending
+        let lossy = Task { await events.stream(buffering: .latest).reduce(into: [Int]()) { $0.append($1) } }
+        await events.waitForSubscribers(1)
+        #expect(events.send(0) == .enqueued, "a lossy subscriber never holds the producer back")
+        var iterator = events.stream(buffering: .suspending(2)).makeAsyncIterator()
+        #expect(await iterator.next() == 0, "the replay")
+        let demand = Collected<Int>()
+        events.onDemand { demand.append($0) }
+        #expect(demand.values == [2], "room for two")
+        #expect(events.send(1) == .enqueued)
+        #expect(events.send(2) == .stopProducing, "full")
+        #expect(events.send(3) == .stopProducing, "beyond: still delivered, nothing lost")
+        #expect(await iterator.next() == 1)
+        #expect(demand.values == [2], "no room yet (2 and 3 buffered): no demand")
+        #expect(await iterator.next() == 2)
+        #expect(demand.values == [2, 1])
+        #expect(await iterator.next() == 3)
+        #expect(demand.values == [2, 1, 1])
+        #expect(events.send(4) == .enqueued)
+        events.finish()
+        #expect(await iterator.next() == 4)
+        #expect(await iterator.next() == nil)
+        _ = await lossy.value
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func leavingWaitingSubscriber_releasesAWaitingProducer() async {
+        let events = Broadcast<Int>()
+        let stalled = Signal()
+        let consumer = Task {
+            for await _ in events.stream(buffering: .rendezvous) { await stalled.wait() }
+        }
+        await events.waitForSubscribers(1)
+        let producer = Task {
+            var results: [Broadcast<Int>.YieldResult] = []
+            for value in 0..<5 { results.append(await events.sendWhenReady(value)) }
+            return results
+        }
+        consumer.cancel()  // the only waiting subscriber leaves: nobody holds the producer back
+        stalled.open()
+        let results = await producer.value
+        #expect(results.count == 5)
+        events.finish()
+        await consumer.value
+    }
+
+    // MARK: - Failure
+
+    @Test func throwingBroadcast_failsItsConsumersAfterWhatTheyBuffered_andLateSubscribers() async {
+        let events = ThrowingBroadcast<Int, TestError>(replay: 1)
+        let consumer = Task { () -> ([Int], TestError?) in
+            var received: [Int] = []
+            do {
+                for try await value in events.stream() { received.append(value) }
+            } catch {
+                return (received, error as? TestError)
+            }
+            return (received, nil)
+        }
+        await events.waitForSubscribers(1)
+        events.send(1)
+        events.send(2)
+        events.finish(throwing: TestError(code: 4))
+        let (received, failure) = await consumer.value
+        #expect(received == [1, 2])
+        #expect(failure == TestError(code: 4))
+        var late: [Int] = []
+        do {
+            for try await value in events.stream() { late.append(value) }
+            Issue.record("a late subscriber must get the failure")
+        } catch {
+            #expect(error == TestError(code: 4))
+        }
+        #expect(late == [2], "the replay, then the failure")
+    }
+
+    // MARK: - One order
+
+    @Test func sendsFromFourThreads_everyConsumerSeesTheSameOrder() async {
+        for _ in 0..<20 {
+            let events = Broadcast<Int>()
+            let consumers = (0..<3).map { index in
+                Task { () -> [Int] in
+                    let policy: BufferingPolicy = index == 2 ? .suspending(4) : .unbounded
+                    return await events.stream(buffering: policy).reduce(into: [Int]()) { $0.append($1) }
+                }
+            }
+            await events.waitForSubscribers(3)
+            await withTaskGroup(of: Void.self) { group in
+                for thread in 0..<4 {
+                    group.addTask {
+                        for i in 0..<500 { events.send(thread * 1_000 + i) }
+                    }
+                }
+            }
+            events.finish()
+            let first = await consumers[0].value
+            #expect(first.count == 2_000)
+            for consumer in consumers.dropFirst() {
+                #expect(await consumer.value == first, "one delivery order for every consumer")
+            }
+        }
+    }
+}
+
+/// A producer that sends on its own queue while running and pauses through a DemandGate.
+private final class BroadcastPausableSource: @unchecked Sendable {  // `next`, `paused`, `finished` are touched on `queue` only; `gate` is set before `resume()`
+    private let queue = DispatchQueue(label: "BroadcastPausableSource")
+    private let events: Broadcast<Int>
+    private let count: Int
+    private var next = 0
+    private var paused = false
+    private var finished = false
+    var gate: DemandGate?
+
+    init(count: Int, events: Broadcast<Int>) {
+        self.count = count
+        self.events = events
+    }
+
+    func pause() { queue.async { self.paused = true } }
+
+    func resume() {
+        queue.async {
+            self.paused = false
+            self.produce()
+        }
+    }
+
+    private func produce() {
+        while !paused && next < count {
+            let value = next
+            next += 1
+            events.send(value)
+            if gate?.spend() == false { break }
+        }
+        if next == count && !finished {
+            finished = true
+            events.finish()
+        }
+    }
+}
