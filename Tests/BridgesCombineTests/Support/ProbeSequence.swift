@@ -35,6 +35,11 @@ struct ProbeSequence: AsyncSequence, Sendable {
             token.probe.nextCalls.increment()
             if current == failAt { throw ProbeError() }
             guard current < count else { return nil }
+            // An endless sequence that never suspends would keep a cooperative thread to itself
+            // under unlimited demand (the publisher's loop has nothing to wait for): with tests
+            // in parallel on 2 cores that starved the tasks meant to cancel it. A scheduling
+            // point per element lets them run; it waits for nothing.
+            if count == .max { await Task.yield() }
             defer { current += 1 }
             return current
         }
