@@ -241,7 +241,7 @@ import Bridges
         for value in 0..<5 { continuation.yield(value) }
         continuation.finish()
         let publisher: AnyPublisher<Int, Never> = stream.eraseToAnyPublisher()
-        let received = Locked<[Int]>([])
+        let received = LockedState<[Int]>([])
         let done = Gate()
         let cancellable = publisher.sink(receiveCompletion: { _ in done.open() }, receiveValue: { value in received.withLock { $0.append(value) } })
         await done.wait()

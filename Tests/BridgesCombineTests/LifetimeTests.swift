@@ -12,7 +12,7 @@ import Bridges
 /// Keeps a weak reference to whatever subscriber attaches, so a test can check that the bridge's
 /// subscriber was released.
 final class WeakSubscriberBox: @unchecked Sendable {  // `object` is only touched through `lock`
-    private let lock = Locked<AnyObject?>(nil)
+    private let lock = LockedState<AnyObject?>(nil)
     private weak var weakObject: AnyObject?
     func set(_ object: AnyObject) { lock.withLock { _ in weakObject = object } }
     var object: AnyObject? { lock.withLock { _ in weakObject } }

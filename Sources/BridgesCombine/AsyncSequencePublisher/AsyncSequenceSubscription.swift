@@ -23,7 +23,7 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
     /// Erased so that the iterating task captures no subscriber metatype (which need not be Sendable).
     typealias Downstream = AnySubscriber<Base.Element, Failure>
 
-    private let state: Locked<AsyncSequenceSubscriptionStateMachine<Downstream>>
+    private let state: LockedState<AsyncSequenceSubscriptionStateMachine<Downstream>>
     private let core = OwnedTask()
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
@@ -40,7 +40,9 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
         self.reporter = reporter
         self.endsAfterOneElement = endsAfterOneElement
         self.isolation = isolation
-        self.state = Locked(AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
+        // The downstream subscriber is not Sendable, but Combine calls it serially, and this
+        // subscription calls it only after taking it out of the lock-guarded state machine.
+        self.state = LockedState(vouchingFor: AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
     }
 
     /// Called by the publisher once `subscriber.receive(subscription:)` has returned.

@@ -26,7 +26,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     // are called outside it.
     @usableFromInline typealias State = StreamSubscriberState
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
     private let sink: CallbackStream<Input, Failure>.Sink
     /// `sink.yield(element)`, specialised where the stream was made; true if the stream is over.
     private let yield: @Sendable (sending Input) -> Bool

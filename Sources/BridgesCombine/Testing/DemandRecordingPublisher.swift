@@ -80,7 +80,7 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
         var cancelledWaiters: Set<Int> = []
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
     private let reporter: Reporter
 
     public init(fileID: String = #fileID, line: UInt = #line) {

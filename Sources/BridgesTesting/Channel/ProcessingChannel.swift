@@ -2,7 +2,7 @@
 /// when the consumer asks for the next one, or its loop ends.
 ///
 /// So a presenter test can send an input and assert on the result right away, without sleeps
-/// or yields (DESIGN.md, scenario 1):
+/// or yields:
 ///
 /// ```swift
 /// let items = ProcessingChannel<[Item]>()
@@ -19,7 +19,7 @@
 ///   `BridgeDiagnostic.Kind.yieldAfterFinish` through `Diagnostics`.
 /// - A consumer whose task is cancelled while waiting gets `nil`.
 public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable {
-    private let state = TestingLocked(ProcessingChannelState<Element>())
+    private let state = LockedState(ProcessingChannelState<Element>())
 
     public init() {}
 

@@ -8,9 +8,9 @@
 public final class ImmediateClock: Clock, Sendable {
     public typealias Instant = TestClock.Instant
 
-    private let current: TestingLocked<Duration>
+    private let current: LockedState<Duration>
 
-    public init(now: Instant = Instant()) { current = TestingLocked(now.offset) }
+    public init(now: Instant = Instant()) { current = LockedState(now.offset) }
 
     public var now: Instant { Instant(offset: current.withLock { $0 }) }
     public var minimumResolution: Duration { .zero }

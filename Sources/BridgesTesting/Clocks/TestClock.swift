@@ -59,14 +59,14 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
         public var description: String { "t+\(offset)" }
     }
 
-    private let state: TestingLocked<TestClockState>
+    private let state: LockedState<TestClockState>
     /// The most wake-ups `run()` performs before deciding that a timer repeats forever.
     private let runLimit: Int
 
     /// Creates a clock at `now` (offset zero by default).
     public init(now: Instant = Instant(), runLimit: Int = 10_000) {
         XCTestFailureRecorder.start()
-        state = TestingLocked(TestClockState(now: now.offset))
+        state = LockedState(TestClockState(now: now.offset))
         self.runLimit = runLimit
     }
 

@@ -31,13 +31,13 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
         public let index: Int
         /// What the code under test passed.
         public let request: Request
-        private let state: TestingLocked<State>
+        private let state: LockedState<State>
         private let cancelled = Gate()
 
         init(index: Int, request: Request, completion: @escaping Completion) {
             self.index = index
             self.request = request
-            self.state = TestingLocked(State(completion: completion))
+            self.state = LockedState(State(completion: completion))
         }
 
         /// The `Cancellation` this call returned has run: cancellation reached the legacy API.

@@ -38,12 +38,12 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
 
         /// The position of this subscription among all subscriptions, from 0.
         public let index: Int
-        private let handlers: TestingLocked<Handlers?>
+        private let handlers: LockedState<Handlers?>
         private let teardown = Gate()
 
         init(index: Int, onEvent: @escaping EventHandler, onCompletion: @escaping CompletionHandler) {
             self.index = index
-            handlers = TestingLocked(Handlers(onEvent: onEvent, onCompletion: onCompletion))
+            handlers = LockedState(Handlers(onEvent: onEvent, onCompletion: onCompletion))
         }
 
         /// Still receiving events: neither torn down nor completed.
@@ -87,7 +87,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
     }
 
     private let arrivals = Arrivals<Subscription>()
-    private let teardowns = TestingLocked(0)
+    private let teardowns = LockedState(0)
 
     public init() { XCTestFailureRecorder.start() }
 

@@ -7,7 +7,7 @@ final class Arrivals<Item: Sendable>: Sendable {
         var arrival = Gate()
     }
 
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
 
     var all: [Item] { state.withLock { $0.items } }
 

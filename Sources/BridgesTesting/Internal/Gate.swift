@@ -12,7 +12,7 @@ final class Gate: Sendable {
         var abandoned: Set<Int> = []
     }
 
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
 
     var isOpen: Bool { state.withLock { $0.isOpen } }
 

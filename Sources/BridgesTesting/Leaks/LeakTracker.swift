@@ -28,7 +28,7 @@ public final class LeakTracker: Sendable {
         }
     }
 
-    private let entries = TestingLocked<[Entry]>([])
+    private let entries = LockedState<[Entry]>([])
 
     public init() { XCTestFailureRecorder.start() }
 

@@ -74,7 +74,7 @@ final class JobRouter: Sendable {
         var tasks: [UInt64: UInt64] = [:]
     }
 
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
 
     /// The open scope the current task belongs to, if any.
     static var currentScope: ScopeExecutor? {
@@ -181,7 +181,7 @@ final class MainHops: Sendable {
         var waiters: [OneShot<Bool>] = []
     }
 
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
 
     /// How many such jobs have finished so far.
     var done: Int { state.withLock { $0.done } }

@@ -70,7 +70,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
     let bound: Double
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
     private let queue: DispatchQueue
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
@@ -274,9 +274,9 @@ final class ScopeExecutor: SerialExecutor, Sendable {
 
 /// A continuation that the first of several racing resumers resumes; the others find nothing.
 final class OneShot<T: Sendable>: Sendable {
-    private let continuation: TestingLocked<UnsafeContinuation<T, Never>?>
+    private let continuation: LockedState<UnsafeContinuation<T, Never>?>
 
-    init(_ continuation: UnsafeContinuation<T, Never>) { self.continuation = TestingLocked(continuation) }
+    init(_ continuation: UnsafeContinuation<T, Never>) { self.continuation = LockedState(continuation) }
 
     func resume(_ value: T) {
         let taken = continuation.withLock { continuation -> UnsafeContinuation<T, Never>? in

@@ -31,7 +31,7 @@ public final class Recorder<Element: Sendable>: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
     private let timeout: Duration
 
     #if compiler(>=6.2)
@@ -59,7 +59,7 @@ public final class Recorder<Element: Sendable>: Sendable {
 
     /// Runs in the recording task; holds the state, not the recorder, so that releasing the
     /// recorder cancels the recording.
-    private static func pump<S: AsyncSequence>(_ sequence: S, into state: TestingLocked<State>) async where S.Element == Element {
+    private static func pump<S: AsyncSequence>(_ sequence: S, into state: LockedState<State>) async where S.Element == Element {
         func record(_ change: (inout State) -> Void) {
             state.withLock { state -> Gate in
                 change(&state)

@@ -55,7 +55,7 @@ final class DiagnosticsCollector: Sendable {
     }
 
     private let test: Test.ID?
-    private let state = TestingLocked(State())
+    private let state = LockedState(State())
 
     init() {
         XCTestFailureRecorder.start()

@@ -33,7 +33,7 @@ public func expectDiagnostics<R>(
     column: UInt = #column,
     _ operation: () async throws -> R
 ) async rethrows -> R {
-    let reported = TestingLocked<[BridgeDiagnostic]>([])
+    let reported = LockedState<[BridgeDiagnostic]>([])
     let result = try await Diagnostics.withHandler(
         { diagnostic in reported.withLock { $0.append(diagnostic) } }, isolation: isolation, operation: operation
     )
@@ -54,7 +54,7 @@ public func expectDiagnostics<R>(
     column: UInt = #column,
     _ operation: () throws -> R
 ) rethrows -> R {
-    let reported = TestingLocked<[BridgeDiagnostic]>([])
+    let reported = LockedState<[BridgeDiagnostic]>([])
     let result = try Diagnostics.withHandler({ diagnostic in reported.withLock { $0.append(diagnostic) } }, operation: operation)
     let diagnostics = reported.withLock { $0 }
     if let mismatch = _diagnosticsMismatch(expected: expected, reported: diagnostics) {

@@ -7,7 +7,7 @@ import XCTest
 
 enum XCTestFailureRecorder {
     private final class Observer: NSObject, XCTestObservation, @unchecked Sendable {  // `current` is guarded by `lock`
-        let current = TestingLocked<XCTestCase?>(nil)
+        let current = LockedState<XCTestCase?>(nil)
         func testCaseWillStart(_ testCase: XCTestCase) { current.withLock { $0 = testCase } }
         func testCaseDidFinish(_ testCase: XCTestCase) { current.withLock { if $0 === testCase { $0 = nil } } }
     }

@@ -28,7 +28,7 @@ final class RecordingSubscriber<Input: Sendable, Failure: Error>: Subscriber, @u
         var afterCancel = 0
     }
 
-    let state = Locked(State())
+    let state = LockedState(State())
     private let waiters = Waiters()
     private let initialDemand: Subscribers.Demand
     /// Demand returned from `receive(_:)` for each element (default none).

@@ -9,8 +9,8 @@ final class Waiters: Sendable {
         let continuation: UnsafeContinuation<Void, Never>
     }
 
-    private let waiters = Locked<[Int: Waiter]>([:])
-    private let nextID = Locked(0)
+    private let waiters = LockedState<[Int: Waiter]>([:])
+    private let nextID = LockedState(0)
 
     /// Suspends until `condition` holds. Conditions are evaluated outside this lock.
     func wait(until condition: @escaping @Sendable () -> Bool) async {
@@ -31,7 +31,7 @@ final class Waiters: Sendable {
 
 /// A one-shot gate: `wait()` suspends until `open()` has been called (before or after).
 final class Gate: Sendable {
-    private let isOpen = Locked(false)
+    private let isOpen = LockedState(false)
     private let waiters = Waiters()
 
     func open() {
@@ -48,7 +48,7 @@ final class Gate: Sendable {
 
 /// A thread-safe counter that tests can wait on.
 final class Counter: Sendable {
-    private let count = Locked(0)
+    private let count = LockedState(0)
     private let waiters = Waiters()
 
     @discardableResult
@@ -66,7 +66,7 @@ final class Counter: Sendable {
 
 /// Collects diagnostics reported while a test runs.
 final class DiagnosticLog: Sendable {
-    private let entries = Locked<[BridgeDiagnostic]>([])
+    private let entries = LockedState<[BridgeDiagnostic]>([])
     var handler: Diagnostics.Handler { { [entries] d in entries.withLock { $0.append(d) } } }
     var kinds: [BridgeDiagnostic.Kind] { entries.withLock { $0.map(\.kind) } }
     var all: [BridgeDiagnostic] { entries.withLock { $0 } }

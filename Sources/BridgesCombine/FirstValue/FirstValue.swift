@@ -100,7 +100,7 @@ final class FirstValueSubscriber<Input: Sendable, Failure: Error>: Subscriber, C
         var done = false
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     /// Stores the continuation; false (after resuming it) if the task was already cancelled.
     func start(_ continuation: UnsafeContinuation<Outcome, Never>) -> Bool {

@@ -80,10 +80,19 @@ package struct LockedState<State> {
 
     /// A lock over `initial` (the spelling the sibling modules use).
     @inlinable
-    package init(_ initial: State) { self = Self.create(initial) }
+    package init(_ initial: sending State) { self = Self.create(initial) }
+
+    /// A lock over `initial` when the compiler cannot see that the caller gives it up: the caller
+    /// vouches that what `initial` references is used only through the lock, or is itself safe
+    /// to call from any thread (a Combine subscriber, which a publisher must call serially).
+    @inlinable
+    package init(vouchingFor initial: State) {
+        nonisolated(unsafe) let initial = initial  // the caller's promise, stated at the call site
+        self = Self.create(initial)
+    }
 
     @inlinable
-    static func create(_ initial: State) -> LockedState<State> {
+    static func create(_ initial: sending State) -> LockedState<State> {
         let buffer = LockedStateStorage<State>.create(minimumCapacity: 1) { _ in initial }
         // `ManagedBuffer.create` returns an instance of the class it is called on.
         let storage = unsafeDowncast(buffer, to: LockedStateStorage<State>.self)
@@ -101,8 +110,10 @@ package struct LockedState<State> {
     }
 }
 
-// Every access to `State` goes through the lock, so the box may be shared across threads; it
-// is only created over state whose contents are themselves safe to hand between threads.
+// Sendable whatever `State` is, as `Synchronization.Mutex` is, and for the same reason: the
+// initial state is taken `sending` (the caller gives up every other reference to it, which the
+// compiler checks), and from then on every access goes through the lock. A non-Sendable state
+// (a state machine holding elements or continuations) is thereby confined to the lock.
 extension LockedState: @unchecked Sendable {}
 
 @usableFromInline
@@ -111,30 +122,5 @@ final class LockedStateStorage<State>: ManagedBuffer<State, PlatformLock> {
     deinit {
         // ManagedBuffer destroys the header (the state) itself.
         withUnsafeMutablePointerToElements { _destroyLock($0) }
-    }
-}
-
-/// A lock with no protected value, for types that keep their state in stored properties.
-@usableFromInline
-final class Lock: @unchecked Sendable {  // the pthread/os lock is made for sharing across threads
-    @usableFromInline let pointer: UnsafeMutablePointer<PlatformLock>
-
-    @inlinable
-    init() {
-        pointer = .allocate(capacity: 1)
-        _initializeLock(pointer)
-    }
-
-    @inlinable
-    deinit {
-        _destroyLock(pointer)
-        pointer.deallocate()
-    }
-
-    @inlinable
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        _lock(pointer)
-        defer { _unlock(pointer) }
-        return try body()
     }
 }
