@@ -87,7 +87,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     /// }
     /// ```
     ///
-    /// The same as ``init(buffering:onDrop:onUndelivered:fileID:line:_:)-(_,_,_,_,_,(Sink)->Cancellation)``
+    /// The same as `init(buffering:onDrop:onUndelivered:fileID:line:_:)` whose builder returns a `Cancellation`
     /// otherwise: the teardown runs exactly once, and before the consumer's loop ends.
     @inlinable
     public init(
