@@ -42,6 +42,18 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     @usableFromInline var token: Token = .pending
     @usableFromInline var callbackCalls = 0
     @usableFromInline var timeoutTask: Task<Void, Never>?
+    /// A token no longer needed. Kept, not dropped, because these events run under the bridge's
+    /// (striped) lock and the token's closure may hold the last reference to user objects, whose
+    /// deinit must not run there: it is released with the state machine, outside any lock.
+    @usableFromInline var retiredToken: Cancellation?
+
+    @inlinable
+    mutating func retireHeldToken() {
+        if case .held(let cancellation) = token {
+            token = .spent
+            retiredToken = cancellation
+        }
+    }
 
     @inlinable init() {}
 
@@ -114,7 +126,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         switch phase {
         case .awaiting(let continuation):
             phase = .resumed(.completed)
-            if case .held = token { token = .spent }  // the legacy call finished: nothing to cancel
+            retireHeldToken()  // the legacy call finished: nothing to cancel
             let timeout = timeoutTask
             timeoutTask = nil
             return .resume(continuation, result, cancelTimeout: timeout)
@@ -170,7 +182,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     mutating func callbackReleased() -> DroppedAction {
         guard callbackCalls == 0, case .awaiting(let continuation) = phase else { return .none }
         phase = .resumed(.dropped)
-        if case .held = token { token = .spent }
+        retireHeldToken()
         let timeout = timeoutTask
         timeoutTask = nil
         return .resumeDropped(continuation, cancelTimeout: timeout)
