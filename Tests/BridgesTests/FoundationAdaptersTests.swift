@@ -137,14 +137,121 @@ struct FoundationAdaptersTests {
         #expect(await consumer.value == payload)
     }
 
-    @Test func fileHandle_consumerBreaks_removesHandler() async throws {
+    @Test func fileHandle_consumerBreaks_readerGoneBeforeTheLoopEnds_handleFreeForTheNextLoop() async throws {
         let pipe = Pipe()
         let reader = pipe.fileHandleForReading
         let writer = pipe.fileHandleForWriting
-        writer.write(Data("one\ntwo\n".utf8))
-        for await line in reader.readLines() where line == "one" { break }
-        #expect(reader.readabilityHandler == nil)
-        try writer.close()
+        let descriptor = reader.fileDescriptor
+        let diagnostics = Collected<BridgeDiagnostic>()
+        try await Diagnostics.withHandler({ diagnostics.append($0) }) {
+            writer.write(Data("one\n".utf8))
+            for await line in reader.readLines() where line == "one" { break }
+            // The teardown waited for the reader thread: it has gone, and released the descriptor.
+            #expect(!_ReadingDescriptors.isReading(descriptor))
+            writer.write(Data("two\nthree\n".utf8))
+            try writer.close()
+            var rest: [String] = []
+            for await line in reader.readLines() { rest.append(line) }
+            #expect(rest == ["two", "three"], "the second loop reads what came after; nothing was stolen")
+        }
+        #expect(diagnostics.values.isEmpty)
+        #expect(reader.readabilityHandler == nil, "no readabilityHandler is ever installed")
+    }
+
+    @Test func fileHandle_twoLoopsOnOnePipe_secondIsReportedAndEnds_firstGetsEveryLine() async throws {
+        let pipe = Pipe()
+        let reader = pipe.fileHandleForReading
+        let writer = pipe.fileHandleForWriting
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let firstStarted = Signal()
+        let first = Task {
+            var count = 0
+            var iterator = reader.readLines().makeAsyncIterator()
+            firstStarted.open()  // not yet: the reader starts on the first next()
+            while let _ = await iterator.next() { count += 1 }
+            return count
+        }
+        await firstStarted.wait()
+        writer.write(Data("0\n".utf8))
+        // Wait until the first loop's reader holds the descriptor (its first line arrives only then).
+        while !_ReadingDescriptors.isReading(reader.fileDescriptor) { await Task.yield() }
+        let secondCount = await Diagnostics.withHandler({ diagnostics.append($0) }) {
+            var count = 0
+            for await _ in reader.readLines() { count += 1 }
+            return count
+        }
+        #expect(secondCount == 0, "the second loop ends at once")
+        #expect(diagnostics.values.map(\.kind) == [.fileHandleAlreadyRead])
+        #expect(diagnostics.values.first?.message.contains("already being read") == true)
+        let lines = (1..<20_000).map { "\($0)\n" }.joined()
+        DispatchQueue.global().async {
+            writer.write(Data(lines.utf8))
+            try? writer.close()
+        }
+        #expect(await first.value == 20_000, "the first loop was not disturbed")
+    }
+
+    @Test(arguments: [BufferingPolicy.suspending(2), .rendezvous, .watermark(low: 1, high: 3)])
+    func fileHandle_waitingPolicy_readingPausesSoTheWriterIsHeldBack(policy: BufferingPolicy) async throws {
+        let pipe = Pipe()
+        let writer = pipe.fileHandleForWriting
+        let chunk = 64 * 1024
+        let total = 96 * chunk  // 6 MiB
+        let consumed = Collected<Int>()
+        let consumedWhenWriterFinished = Collected<Int>()
+        let writerDone = Signal()
+        let thread = Thread {
+            let block = Data(repeating: 7, count: chunk)
+            for _ in 0..<(total / chunk) { writer.write(block) }
+            consumedWhenWriterFinished.append(consumed.values.reduce(0, +))
+            try? writer.close()
+            writerDone.open()
+        }
+        thread.start()
+        var bytes = 0
+        for await data in pipe.fileHandleForReading.readChunks(buffering: policy) {
+            bytes += data.count
+            consumed.append(data.count)
+            for _ in 0..<20 { await Task.yield() }  // a slow consumer
+        }
+        await writerDone.wait()
+        #expect(bytes == total, "nothing lost")
+        // What the writer got rid of = consumed + in the stream's buffer + in the reader's hands
+        // + in the pipe. Reading pauses when the buffer is full, so the writer can only finish
+        // when the consumer is near the end.
+        let pipeSize = Int(fcntl(pipe.fileHandleForReading.fileDescriptor, 1032 /* F_GETPIPE_SZ */))
+        let bound = max(pipeSize, chunk) + 5 * chunk
+        let atFinish = consumedWhenWriterFinished.values.first ?? 0
+        #expect(atFinish >= total - bound, "the writer ran \(total - atFinish) bytes ahead of the consumer (bound \(bound))")
+    }
+
+    @Test func fileHandle_cancelledWhilePaused_readerWakesAndExits_handleReleased() async throws {
+        weak var released: FileHandle?
+        let descriptor: Int32
+        let writerEnd: FileHandle
+        do {
+            let pipe = Pipe()
+            let reader = pipe.fileHandleForReading
+            released = reader
+            descriptor = reader.fileDescriptor
+            writerEnd = pipe.fileHandleForWriting
+            writerEnd.write(Data(repeating: 1, count: 8 * 1024))
+            var iterator = reader.readChunks(buffering: .rendezvous).makeAsyncIterator()
+            let first = await iterator.next()
+            #expect(first?.isEmpty == false)
+            // The reader now waits for demand (rendezvous: none until the next `next()`).
+            #expect(_ReadingDescriptors.isReading(descriptor))
+            let task = Task { [iterator] in
+                var iterator = iterator
+                return await iterator.next()  // waits for the rendezvous; ended by cancellation
+            }
+            task.cancel()
+            _ = await task.value
+        }
+        // The iterator is gone with its task; its teardown waited for the reader thread.
+        #expect(!_ReadingDescriptors.isReading(descriptor))
+        #expect(released == nil, "the reader released the handle")
+        try writerEnd.close()
     }
 }
 
