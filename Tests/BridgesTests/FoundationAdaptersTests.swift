@@ -121,6 +121,22 @@ struct FoundationAdaptersTests {
         #expect(await consumer.value == ["alpha", "beta", "gamma", "", "delta"])
     }
 
+    @Test func fileHandle_regularFile_readLinesToTheEnd_twice() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bridges-\(UUID().uuidString).log")
+        try Data("first\nsecond\nthird".utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var lines: [String] = []
+        for await line in handle.readLines(buffering: .suspending(1)) { lines.append(line) }
+        #expect(lines == ["first", "second", "third"])
+        #expect(!_ReadingDescriptors.isReading(handle.fileDescriptor))
+        try handle.seek(toOffset: 0)
+        var again: [String] = []
+        for await line in handle.readLines() { again.append(line) }
+        #expect(again == ["first", "second", "third"], "a later loop on the same handle reads again")
+    }
+
     @Test func fileHandle_readChunks_allBytesArrive() async throws {
         let pipe = Pipe()
         let writer = pipe.fileHandleForWriting

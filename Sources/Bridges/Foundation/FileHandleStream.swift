@@ -34,6 +34,9 @@ extension FileHandle {
     /// - Closing: the stream keeps the handle alive while it reads; close the handle after the
     ///   loop ended (or cancel the loop). A read error is reported as `.fileHandleReadFailed`
     ///   and ends the stream.
+    /// - Cost: one thread and one wake-up pipe per running loop, for pipes, sockets, terminals
+    ///   and regular files alike. For thousands of descriptors at once, use an event loop
+    ///   (SwiftNIO) instead.
     public func readChunks(
         buffering: BufferingPolicy = .unbounded,
         fileID: String = #fileID,
