@@ -68,20 +68,32 @@ struct _Handover<Value>: @unchecked Sendable {
 }
 
 extension SingleShotStorage {
-    /// The timeout: sleeps on the bridge's clock, then ends the wait and cancels the legacy call
-    /// in `isolation`, the caller's (a `@MainActor` caller's legacy API is cancelled on the main
-    /// actor, as it would be if the caller had cancelled it by hand).
+    /// The timeout: a thin adapter over the owned-task core (``OwnedTask``). It sleeps on the
+    /// bridge's clock, then ends the wait and cancels the legacy call in `isolation`, the
+    /// caller's (a `@MainActor` caller's legacy API is cancelled on the main actor, as it would
+    /// be if the caller had cancelled it by hand).
+    ///
+    /// The core is stored in the state machine before its Task exists: an end of the bridge that
+    /// comes before `attach` is remembered and cancels the Task on attach; the first of "the
+    /// bridge ended" (`cancel()`) and "the timeout elapsed" (`finish()`) wins. Which of timeout,
+    /// callback, cancellation and dropped handler ends the *bridge* is decided by the bridge's own
+    /// state machine in `_interrupt`, so `finish()` here needs no handler call serialised
+    /// against `cancel()`: `cancel()` never waits on this core, and the callback path never blocks.
     @usableFromInline
     func _startTimeout(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<Success, Failure>.Type) {
-        let task = Task { [self] in
+        let owned = OwnedTask()
+        guard withLock({ $0.setTimeout(owned) }) else { return }  // ended while the body ran: no Task
+        owned.attach(Task { [self] in
             do {
                 try await timeout.sleep()
             } catch {
                 return  // cancelled: the bridge ended first
             }
-            await _run(in: isolation) { self._interrupt(timedOut: true, Result<Success, Failure>.self) }
-        }
-        if !withLock({ $0.setTimeoutTask(task) }) { task.cancel() }
+            await _run(in: isolation) {
+                guard owned.finish() else { return }  // the bridge ended while the clock fired
+                self._interrupt(timedOut: true, Result<Success, Failure>.self)
+            }
+        })
     }
 }
 
