@@ -168,6 +168,28 @@ struct WithCallbackTimeoutRaceTests {
         print("timeout vs cancel: \(cancelled) cancelled, \(timedOut) timed out of \(Self.iterations)")
     }
 
+    /// The legacy API drops its handler while the timeout waits: the bridge throws
+    /// `callbackDropped` (no hang until the clock fires), and the timeout's Task is cancelled
+    /// and ends.
+    @Test func droppedHandlerWithATimeout_throwsCallbackDropped_andTheTimeoutTaskEnds() async throws {
+        let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
+        let timeoutTaskReleased = Signal()
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let task = Task {
+            try await Diagnostics.withHandler({ diagnostics.append($0) }) {
+                let canary = Canary(released: timeoutTaskReleased)
+                return try await withCallback(timeout: .custom("never") { _ = canary; try await suspendUntilCancelled() }) { done in
+                    api.start(done)
+                }
+            }
+        }
+        await api.started.wait()
+        api.drop()
+        await #expect(throws: BridgeError.callbackDropped) { try await task.value }
+        await timeoutTaskReleased.wait()
+        #expect(diagnostics.values.map(\.kind) == [.callbackDropped])
+    }
+
     /// A bridge that completed while its body ran starts no timeout Task at all: the clock is
     /// never asked to sleep.
     @Test func callbackInsideTheBody_startsNoTimeoutTask() async throws {
