@@ -400,8 +400,8 @@ struct WithCallbackBodyFormTests {
         #expect(api.cancelled.count == 1)
     }
 
-    /// A body with `guard` is no builder body: it says what it returns, as the fallback's
-    /// deprecation message tells it to.
+    /// A body with `guard` is no builder body: it says what it returns, as the unavailable
+    /// fallback's error message tells it to (.ci/check-builder-diagnostics.sh checks the error).
     @Test func bodyWithGuard_andExplicitReturn_compilesAndRuns() async throws {
         let url: String? = "ok"
         let value = try await withCallback { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in

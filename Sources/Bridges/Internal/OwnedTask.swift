@@ -10,8 +10,8 @@ import Bionic
 import Dispatch
 
 // The one owned-task core: a Task owned by a token. `subscribe`, `withCompletion`,
-// `forEach(weak:)`, `runTask(weak:)` and the Combine publisher's iterating task are thin
-// adapters over it. It solves, once:
+// `forEach(weak:)`, `runTask(weak:)`, the Combine publisher's iterating task and the
+// `withCallback` timeout are thin adapters over it. It solves, once:
 // - the token exists before the Task (it must be handed out, or stored in a bag, first), so the
 //   Task is attached afterwards and a cancel that came first is remembered and applied then;
 // - the first of cancel and finish wins; the other finds nothing to do;

@@ -43,12 +43,17 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
     /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
     ///   failures inside the sequence, or use `subscribe(on:onElement:onFinish:)`), or when the
-    ///   token is cancelled (`bag.cancelAll()`). The token is checked right before each call of
-    ///   `handler`: once `cancel()` has returned in the handler's isolation (the owner's bag
-    ///   cancelled on the main actor) no call starts. `handler` is `async`, so a call already
-    ///   running is not waited for, and a cancel from another thread can cross a call that is
-    ///   just starting; handlers that must never overlap a cancel from another thread belong
-    ///   in `subscribe(on:onElement:onFinish:)`.
+    ///   token is cancelled (`bag.cancelAll()`).
+    /// - `cancel()` is final: once it has returned, no new call of `handler` starts. The token
+    ///   is checked in the handler's own isolation, right before each call: a `cancel()` made
+    ///   there (the owner's bag cancelled on the main actor) either comes first, and no call
+    ///   starts, or after the call has started. `handler` is `async`, so a synchronous `cancel()`
+    ///   does not wait for a call in progress (it could deadlock on the actor the handler
+    ///   needs). A `cancel()` from another thread can cross the one call being started at that
+    ///   moment: that call runs with its task already cancelled (`Task.isCancelled`, and
+    ///   cancellable `await`s inside it throw), and none follows. Handlers that must never
+    ///   overlap a `cancel()` from another thread belong in `subscribe(on:onElement:onFinish:)`,
+    ///   whose synchronous handlers `cancel()` waits for.
     ///
     /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
     ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a
@@ -77,7 +82,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> Cancellation {
         let reference = WeakReference(owner)
         let (control, token) = OwnedTaskControl.make(
-            in: bag, check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
+            check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
         )
@@ -94,6 +99,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 control.ended(token: token)
             })
         }
+        token.store(in: bag)  // after attach: see OwnedTaskControl.make
         return token
     }
 }
@@ -110,31 +116,53 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
     handler: @escaping @isolated(any) (Owner, S.Element) async -> Void
 ) async where S.Element: Sendable {
     do {
+        let isolated = _HandlerInItsIsolation(handler)
         for try await element in sequence {
-            guard await _deliver(element, isolation: isolation, to: reference, control: control, handler: handler) else { break }
+            // Into the handler's isolation for the check and the call (no hop when the loop
+            // already runs there, the usual case: both inherit the caller's).
+            guard await _deliver(handler.isolation, element, to: reference, control: control, handler: isolated) else { break }
         }
     } catch {
         // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
     }
 }
 
-/// One element: borrow the owner strongly for one call of `handler`, then let go. A function of
-/// its own so that the strong reference provably ends before the loop awaits the next element.
+/// One element: in the handler's own isolation, check the token, borrow the owner strongly for
+/// one call of `handler`, then let go. A function of its own so that the strong reference
+/// provably ends before the loop awaits the next element.
+///
+/// The check runs where the handler runs, right before it, with no hop in between: a `cancel()`
+/// made in that isolation (the owner's bag cancelled on the main actor, the usual case) either
+/// comes before the check, and no call starts, or after the call has started. Checked in the
+/// loop's isolation instead, a handler isolated elsewhere would start after the hop, possibly
+/// after such a cancel had returned. A `cancel()` from another thread can still cross the one
+/// call being started (a sync `cancel()` cannot wait for an async handler without risking a
+/// deadlock); that call sees its task cancelled, and no further call starts.
 @inlinable
 func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
+    _ isolation: isolated (any Actor)?,
     _ element: Element,
-    isolation: isolated (any Actor)?,
     to reference: WeakReference<Owner>,
     control: OwnedTaskControl,
-    handler: @isolated(any) (Owner, Element) async -> Void
+    handler: _HandlerInItsIsolation<@isolated(any) (Owner, Element) async -> Void>
 ) async -> Bool {
-    // Checked right before the call: a cancel() made in the handler's isolation (the owner's
-    // bag on the main actor, the usual case) stops the loop before any further call.
     guard control.core.isActive else { return false }
     guard let owner = reference.object else {
         control.foundOwnerGone()
         return false
     }
-    await handler(owner, element)
+    await handler.function(owner, element)
     return true
+}
+
+/// A weak-owner task's handler on its way into its own isolation for one call.
+///
+/// `@unchecked Sendable` is sound because the handler is `sending` into the task, which alone
+/// holds it, and passes it, for one awaited call at a time, into the isolation the handler
+/// itself declares (`handler.isolation`): the same crossing `await handler(…)` makes when it
+/// hops there. Nothing touches the handler while that call runs.
+@usableFromInline
+struct _HandlerInItsIsolation<Function>: @unchecked Sendable {
+    @usableFromInline let function: Function
+    @inlinable init(_ function: Function) { self.function = function }
 }

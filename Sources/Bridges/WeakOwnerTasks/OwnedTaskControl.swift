@@ -91,10 +91,12 @@ final class OwnedTaskControl: Sendable {
         token.cancel()
     }
 
-    /// Makes the control and its token, already stored in `bag`. Attach the task next.
+    /// Makes the control and its token. Attach the task next, THEN store the token in the bag:
+    /// until then nobody can reach the token, so no cancel can come before the Task is attached
+    /// (it would find no Task to cancel, and a handler call already under way would not see
+    /// its task cancelled).
     @usableFromInline
     static func make(
-        in bag: CancellationBag,
         check: OwnerLifetimeCheck,
         site: CallSite,
         ownerType: String,
@@ -103,7 +105,6 @@ final class OwnedTaskControl: Sendable {
     ) -> (OwnedTaskControl, Cancellation) {
         let control = OwnedTaskControl(check: check, site: site, ownerType: ownerType, what: what, ownerIsAlive: ownerIsAlive)
         let token = Cancellation { control.cancel() }
-        token.store(in: bag)
         return (control, token)
     }
 }

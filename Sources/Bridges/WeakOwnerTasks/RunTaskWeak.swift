@@ -23,8 +23,13 @@
 ///   deallocated, the Task is cancelled, so a cancellable `operation` stops early.
 /// - `apply` is called at most once, after `operation` returned or threw, with the owner
 ///   borrowed strongly for that call, and only if the owner is still alive and the token was not
-///   cancelled. It runs in the caller's isolation (`#isolation`): on the main actor for a
+///   cancelled. It runs where it was written, like the body of `Task { }`: on the main actor for a
 ///   `@MainActor` view model, so it may set the owner's state without `await`.
+/// - `cancel()` is final: once it has returned, `apply` does not start. The token is checked in
+///   `apply`'s own isolation right before the call, so a `cancel()` made there (the usual case)
+///   always wins or comes after the call started. A `cancel()` from another thread may cross the
+///   call being started at that moment; `apply` then runs with its task already cancelled.
+///   `cancel()` does not wait for a call in progress (`apply` is `async`).
 ///
 /// - Parameters:
 ///   - owner: Held weakly.
@@ -49,7 +54,7 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
 ) -> Cancellation {
     let reference = WeakReference(owner)
     let (control, token) = OwnedTaskControl.make(
-        in: bag, check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
+        check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
         ownerType: reference.typeName, what: "runTask(weak:) returning \(Success.self)",
         ownerIsAlive: { reference.object != nil }
     )
@@ -66,6 +71,7 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
             control.ended(token: token)
         })
     }
+    token.store(in: bag)  // after attach: see OwnedTaskControl.make
     return token
 }
 
@@ -83,11 +89,8 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     } catch {
         result = .failure(error)
     }
-    // Checked right before the call: a cancel() made in `apply`'s isolation wins.
-    guard !control.isCancelRequested else { return }
-    guard let owner = reference.object else {
-        control.foundOwnerGone()
-        return
-    }
-    await apply(owner, result)
+    // Checked in `apply`'s own isolation, right before the call (see `_deliver`): a cancel()
+    // made there wins; one from another thread may cross the call being started, which then
+    // sees its task cancelled.
+    _ = await _deliver(apply.isolation, result, to: reference, control: control, handler: _HandlerInItsIsolation(apply))
 }

@@ -24,10 +24,11 @@
 ///     Cancellation { request.cancel() }                 // kept: the call is cancellable
 /// }
 /// ```
-/// Bodies the builder can't take (`guard`, `do`/`catch`, `while`) fall back to a plain `Void`
-/// overload, which is deprecated with a message saying what to write: `return` the token
-/// explicitly (`return Cancellation { … }`), or `return nil` when the call cannot be cancelled.
-/// A body with an explicit `return` is an ordinary closure and is never dropped.
+/// Bodies the builder can't take (`guard`, `do`/`catch`, `while`) do not compile: they would
+/// drop a token they end with, so they meet an unavailable overload whose error says what to
+/// write: `return` the token explicitly (`return Cancellation { … }`), or `return nil` when the
+/// call cannot be cancelled. A body with an explicit `return` is an ordinary closure, and its
+/// token is never dropped. `.ci/check-builder-diagnostics.sh` checks both directions.
 @resultBuilder
 public enum LegacyCallBuilder {
     /// What one statement of the body contributed: a token, or nothing.

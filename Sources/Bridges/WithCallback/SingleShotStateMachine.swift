@@ -41,7 +41,9 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     @usableFromInline var phase: Phase = .notStarted
     @usableFromInline var token: Token = .pending
     @usableFromInline var callbackCalls = 0
-    @usableFromInline var timeoutTask: Task<Void, Never>?
+    /// The timeout's task, on the owned-task core: cancelled by whichever event ends the bridge
+    /// first (moved out here, so exactly one path cancels it).
+    @usableFromInline var timeout: OwnedTask?
     /// A token no longer needed. Kept, not dropped, because these events run under the bridge's
     /// (striped) lock and the token's closure may hold the last reference to user objects, whose
     /// deinit must not run there: it is released with the state machine, outside any lock.
@@ -111,7 +113,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
 
     @usableFromInline
     enum CallbackAction {
-        case resume(Continuation, Result<Success, Failure>, cancelTimeout: Task<Void, Never>?)
+        case resume(Continuation, Result<Success, Failure>, cancelTimeout: OwnedTask?)
         /// The bridge already ended by cancellation or timeout; hand the result to `onLateResult`.
         case deliverLate(Result<Success, Failure>)
         /// A second call: ignore it and report the misuse (every extra call; the diagnostics ledger
@@ -127,8 +129,8 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         case .awaiting(let continuation):
             phase = .resumed(.completed)
             retireHeldToken()  // the legacy call finished: nothing to cancel
-            let timeout = timeoutTask
-            timeoutTask = nil
+            let timeout = self.timeout
+            self.timeout = nil
             return .resume(continuation, result, cancelTimeout: timeout)
         case .resumed:
             return .deliverLate(result)
@@ -142,7 +144,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     @usableFromInline
     enum InterruptAction {
         case none
-        case resume(Continuation, cancelLegacyCall: Cancellation?, cancelTimeout: Task<Void, Never>?)
+        case resume(Continuation, cancelLegacyCall: Cancellation?, cancelTimeout: OwnedTask?)
     }
 
     /// Task cancellation (`timedOut == false`) or the timeout elapsing (`timedOut == true`).
@@ -162,8 +164,8 @@ struct SingleShotStateMachine<Success, Failure: Error> {
             case .held(let cancellation): token = .spent; legacy = cancellation
             case .cancelWhenReturned, .spent: break
             }
-            let timeout = timeoutTask
-            timeoutTask = nil
+            let timeout = self.timeout
+            self.timeout = nil
             return .resume(continuation, cancelLegacyCall: legacy, cancelTimeout: timedOut ? nil : timeout)
         }
     }
@@ -173,7 +175,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     @usableFromInline
     enum DroppedAction {
         case none
-        case resumeDropped(Continuation, cancelTimeout: Task<Void, Never>?)
+        case resumeDropped(Continuation, cancelTimeout: OwnedTask?)
     }
 
     /// The legacy API released the callback. Only a drop while awaiting is an error: after
@@ -183,18 +185,20 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         guard callbackCalls == 0, case .awaiting(let continuation) = phase else { return .none }
         phase = .resumed(.dropped)
         retireHeldToken()
-        let timeout = timeoutTask
-        timeoutTask = nil
+        let timeout = self.timeout
+        self.timeout = nil
         return .resumeDropped(continuation, cancelTimeout: timeout)
     }
 
-    // MARK: - Timeout task
+    // MARK: - Timeout
 
-    /// Stores the timeout task; returns false when the bridge already ended (cancel it then).
+    /// Stores the timeout's owned task before its Task exists; false when the bridge already
+    /// ended (then no Task is started at all). A bridge that ends later cancels it: before the
+    /// Task is attached the core remembers that, and cancels the Task on attach.
     @inlinable
-    mutating func setTimeoutTask(_ task: Task<Void, Never>) -> Bool {
+    mutating func setTimeout(_ owned: OwnedTask) -> Bool {
         guard case .awaiting = phase else { return false }
-        timeoutTask = task
+        timeout = owned
         return true
     }
 }

@@ -68,20 +68,32 @@ struct _Handover<Value>: @unchecked Sendable {
 }
 
 extension SingleShotStorage {
-    /// The timeout: sleeps on the bridge's clock, then ends the wait and cancels the legacy call
-    /// in `isolation`, the caller's (a `@MainActor` caller's legacy API is cancelled on the main
-    /// actor, as it would be if the caller had cancelled it by hand).
+    /// The timeout: a thin adapter over the owned-task core (``OwnedTask``). It sleeps on the
+    /// bridge's clock, then ends the wait and cancels the legacy call in `isolation`, the
+    /// caller's (a `@MainActor` caller's legacy API is cancelled on the main actor, as it would
+    /// be if the caller had cancelled it by hand).
+    ///
+    /// The core is stored in the state machine before its Task exists: an end of the bridge that
+    /// comes before `attach` is remembered and cancels the Task on attach; the first of "the
+    /// bridge ended" (`cancel()`) and "the timeout elapsed" (`finish()`) wins. Which of timeout,
+    /// callback, cancellation and dropped handler ends the *bridge* is decided by the bridge's own
+    /// state machine in `_interrupt`, so `finish()` here needs no handler call serialised
+    /// against `cancel()`: `cancel()` never waits on this core, and the callback path never blocks.
     @usableFromInline
     func _startTimeout(_ timeout: BridgeTimeout, isolation: (any Actor)?, _: Result<Success, Failure>.Type) {
-        let task = Task { [self] in
+        let owned = OwnedTask()
+        guard withLock({ $0.setTimeout(owned) }) else { return }  // ended while the body ran: no Task
+        owned.attach(Task { [self] in
             do {
                 try await timeout.sleep()
             } catch {
                 return  // cancelled: the bridge ended first
             }
-            await _run(in: isolation) { self._interrupt(timedOut: true, Result<Success, Failure>.self) }
-        }
-        if !withLock({ $0.setTimeoutTask(task) }) { task.cancel() }
+            await _run(in: isolation) {
+                guard owned.finish() else { return }  // the bridge ended while the clock fired
+                self._interrupt(timedOut: true, Result<Success, Failure>.self)
+            }
+        })
     }
 }
 
@@ -133,10 +145,9 @@ public func withCallback<Success, Failure: Error>(
     ).get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `Result` completion handler into `async`. See the cancellable form.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead. (A plain `Void` overload used to accept them with a deprecation warning.)
 @_disfavoredOverload
-@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
-@inlinable
+@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -145,9 +156,7 @@ public func withCallback<Success, Failure: Error>(
     line: UInt = #line,
     _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Void
 ) async throws -> Success {
-    try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
-    ) { try body($0); return nil }.get()
+    fatalError("unavailable")
 }
 
 // MARK: - (T?, Error?) -> Void
@@ -192,10 +201,9 @@ public func withCallback<Success>(
     ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T?, Error?)` completion handler into `async`.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead. (A plain `Void` overload used to accept them with a deprecation warning.)
 @_disfavoredOverload
-@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
-@inlinable
+@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -204,10 +212,7 @@ public func withCallback<Success>(
     line: UInt = #line,
     _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Void
 ) async throws -> Success {
-    let site = CallSite(fileID: fileID, line: line)
-    return try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line
-    ) { done in try body { done(_valueOrError($0, $1, site: site)) }; return nil }.get()
+    fatalError("unavailable")
 }
 
 // MARK: - (T) -> Void
@@ -233,10 +238,9 @@ public func withCallback<Success>(
     ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(T) -> Void` completion handler into `async`.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead. (A plain `Void` overload used to accept them with a deprecation warning.)
 @_disfavoredOverload
-@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
-@inlinable
+@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -245,13 +249,7 @@ public func withCallback<Success>(
     line: UInt = #line,
     _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Void
 ) async throws -> Success {
-    try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: _lateValue(onLateResult),
-        fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in
-        try body { done(.success($0)) }
-        return nil
-    }.get()
+    fatalError("unavailable")
 }
 
 // MARK: - (Error?) -> Void
@@ -277,10 +275,9 @@ public func withCallback(
     }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `(Error?) -> Void` completion handler into `async`.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead. (A plain `Void` overload used to accept them with a deprecation warning.)
 @_disfavoredOverload
-@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
-@inlinable
+@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -289,13 +286,7 @@ public func withCallback(
     line: UInt = #line,
     _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Void
 ) async throws {
-    try await _withCallbackCore(
-        isolation: isolation, timeout: timeout,
-        onLateResult: _lateError(onLateResult), fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<Void, any Error>) -> Void) in
-        try body { error in done(error.map { .failure($0) } ?? .success(())) }
-        return nil
-    }.get()
+    fatalError("unavailable")
 }
 
 // MARK: - () -> Void
@@ -317,10 +308,9 @@ public func withCallback(
     ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
 }
 
-/// Fallback for bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`): a non-cancellable `() -> Void` completion handler into `async`.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead. (A plain `Void` overload used to accept them with a deprecation warning.)
 @_disfavoredOverload
-@available(*, deprecated, message: "this body has control flow LegacyCallBuilder cannot take (guard, do/catch, while), so a Cancellation it ends with would be dropped: write `return Cancellation { … }` if the call is cancellable, or `return nil` if it is not")
-@inlinable
+@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -328,12 +318,7 @@ public func withCallback(
     line: UInt = #line,
     _ body: (_ done: @escaping @Sendable () -> Void) throws -> Void
 ) async throws {
-    try await _withCallbackCore(
-        isolation: isolation, timeout: timeout, onLateResult: nil, fileID: fileID, line: line
-    ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in
-        try body { done(.success(())) }
-        return nil
-    }.get()
+    fatalError("unavailable")
 }
 
 @inlinable

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Proves, against the built Bridges module, that the withCallback builder never silently drops
+# a returned Cancellation (issue 14, item 4):
+# - each .ci/builder-diagnostics/rejected-*.swift (a body with guard, do/catch or while ending in
+#   a token) fails to type-check, every error being the unavailable fallback's message that
+#   says what to write;
+# - .ci/builder-diagnostics/allowed.swift (if/else, switch, for, if #available, and the two
+#   fixes the message asks for) type-checks with no warning at all.
+# Needs the module built (CI's `swift test --traits OpenCombine` has built it; otherwise this
+# builds the Bridges target, with the same trait so the build is reused).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=.ci/builder-diagnostics
+expected='this body would drop a Cancellation it ends with'
+modules="$(swift build --traits OpenCombine --show-bin-path)/Modules"
+[ -f "$modules/Bridges.swiftmodule" ] || [ -d "$modules/Bridges.swiftmodule" ] \
+    || swift build --traits OpenCombine --target Bridges >/dev/null
+typecheck() { swiftc -swift-version 6 -parse-as-library -typecheck -I "$modules" "$dir/Legacy.swift" "$@" 2>&1; }
+
+failed=0
+for file in "$dir"/rejected-*.swift; do
+    if output="$(typecheck "$file")"; then
+        echo "FAIL $file compiles: a Cancellation it ends with is silently dropped"; failed=1; continue
+    fi
+    errors="$(grep -E '^[^ ].*: error: ' <<<"$output" || true)"
+    if ! grep -qF "$expected" <<<"$errors" || grep -vqF "$expected" <<<"$errors"; then
+        echo "FAIL $file: expected only the error \"$expected …\", got:"; echo "$errors"; failed=1; continue
+    fi
+    echo "ok   $file is rejected with the message"
+done
+
+if output="$(typecheck -warnings-as-errors "$dir/allowed.swift")"; then
+    echo "ok   $dir/allowed.swift compiles without warnings"
+else
+    echo "FAIL $dir/allowed.swift must compile without warnings:"; echo "$output"; failed=1
+fi
+exit $failed
