@@ -25,7 +25,7 @@ import Bridges
 /// - A `@MainActor` (or any actor's) loop takes elements without leaving its actor.
 ///
 /// Built on the package's engines: each iterator is one iteration of a `.rendezvous`
-/// ``CallbackStream`` (suspension, cancellation, the end of the loop), each `send` one
+/// `CallbackStream` (suspension, cancellation, the end of the loop), each `send` one
 /// single-shot bridge (`withCallback`: exactly once, cancellation); the channel itself only
 /// decides which consumer takes which element (`ProcessingChannelState`).
 public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable {
