@@ -22,7 +22,8 @@ import Bridges
 ///   `BridgeDiagnostic.Kind.yieldAfterFinish` through `Diagnostics`.
 /// - A consumer whose task is cancelled while waiting gets `nil`; an element handed to it in
 ///   that instant goes to the next consumer instead (nothing sent is lost).
-/// - A `@MainActor` (or any actor's) loop takes elements without leaving its actor.
+/// - A `@MainActor` (or any actor's) loop takes elements without leaving its actor (where
+///   `for await` calls `next(isolation:)`: Linux, macOS 15 / iOS 18 and later).
 ///
 /// Built on the package's engines: each iterator is one iteration of a `.rendezvous`
 /// `CallbackStream` (suspension, cancellation, the end of the loop), each `send` one
