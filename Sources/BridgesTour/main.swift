@@ -23,14 +23,17 @@ if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 func runTour(_ arguments: [String]) async -> Never {
     /// Every chapter, in reading order. Each lives in its own file under Chapters/.
-    let chapters: [Chapter] = [
+    var chapters: [Chapter] = [
         singleShotChapter,
         delegatesChapter,
         combineChapter,
         lifetimesChapter,
         virtualTimeChapter,
-        operatorsChapter,
     ]
+    // debounce and mapLatest are typed by AsyncSequence.Failure: macOS 15 / iOS 18 and later.
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        chapters.append(operatorsChapter)
+    }
 
     if let demonstration = arguments.first, let crash = crashDemonstrations[demonstration] {
         await crash()  // a child process the single-shot chapter runs to show a legacy failure; does not return

@@ -90,6 +90,80 @@ import Bridges
         }
     }
 
+    // MARK: - On the engine: order of events, completion vs. cancel, diagnostics
+
+    /// The upstream is cancelled after the value, and before `firstValue` returns: exactly
+    /// subscribed, one request of one, cancelled, in that order, and nothing left subscribed.
+    @Test func firstValue_cancelsUpstreamAfterTheValue_beforeReturning() async throws {
+        let publisher = DemandRecordingPublisher<Int, Never>()
+        let producer = Task { await publisher.send(7) }
+        let value = try await publisher.firstValue
+        #expect(value == 7)
+        #expect(publisher.events == [.subscribed, .requested(.max(1)), .sent, .cancelled])
+        #expect(publisher.activeSubscriptionCount == 0)
+        #expect(await producer.value)
+    }
+
+    /// A publisher that completes is not cancelled (Combine: no cancel after completion).
+    @Test func firstValue_whenUpstreamCompletesEmpty_isNil_andDoesNotCancel() async throws {
+        let publisher = DemandRecordingPublisher<Int, Never>()
+        let waiting = Task { try await publisher.firstValue }
+        await publisher.waitForDemand()
+        publisher.send(completion: .finished)
+        #expect(try await waiting.value == nil)
+        #expect(publisher.cancellationCount == 0)
+        #expect(publisher.activeSubscriptionCount == 0)
+    }
+
+    @Test func value_whenUpstreamFails_throwsItsFailure_andDoesNotCancel() async {
+        let publisher = DemandRecordingPublisher<Int, Boom>()
+        let waiting = Task { try await publisher.value }
+        await publisher.waitForDemand()
+        publisher.send(completion: .failure(Boom()))
+        await #expect(throws: Boom.self) { try await waiting.value }
+        #expect(publisher.cancellationCount == 0)
+    }
+
+    /// Completion racing the task's cancellation: either outcome is legal (nil, or
+    /// `CancellationError`), but never a hang, never a second cancel, and the subscription is
+    /// released either way.
+    @Test func completionRacingCancel_endsOnce_cancelsAtMostOnce_stress() async {
+        for _ in 0..<300 {
+            let publisher = DemandRecordingPublisher<Int, Never>()
+            let task = Task { try await publisher.firstValue }
+            await publisher.waitForDemand()
+            let completer = Task.detached { publisher.send(completion: .finished) }
+            task.cancel()
+            switch await task.result {
+            case .success(let value): #expect(value == nil)
+            case .failure(let error): #expect(error is CancellationError)
+            }
+            await completer.value
+            // The completion and the teardown's cancel may cross in flight (the publisher then
+            // records `cancelledAgain`, harmless in Combine), but `cancel()` is called at most once.
+            #expect(publisher.events.filter { $0 == .cancelled || $0 == .cancelledAgain }.count <= 1)
+            #expect(publisher.activeSubscriptionCount == 0)
+        }
+    }
+
+    /// A publisher that sends more than the one element requested: the first value wins; the
+    /// rest is discarded (reported as excess if it arrives before the subscription is cancelled,
+    /// ignored after), and nothing else is reported.
+    @Test func firstValue_ofAPublisherSendingMoreThanRequested_returnsTheFirst_andDiscardsTheRest() async throws {
+        let publisher = DemandRecordingPublisher<Int, Never>()
+        let log = DiagnosticLog()
+        let value = try await Diagnostics.withHandler(log.handler) {
+            let waiting = Task { try await publisher.firstValue }
+            await publisher.waitForDemand()
+            publisher.sendIgnoringDemand(1)
+            publisher.sendIgnoringDemand(2)  // nobody asked for it
+            return try await waiting.value
+        }
+        #expect(value == 1)
+        #expect(publisher.cancellationCount == 1)
+        #expect(log.kinds.allSatisfy { $0 == .excessEmission })
+    }
+
     @Test func worksWithASubject() async throws {
         let subject = CurrentValueSubject<String, Never>("ready")
         #expect(try await subject.firstValue == "ready")

@@ -6,6 +6,7 @@ import Testing
 @Suite struct DebounceTests {
     // MARK: - Timing
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func elementSentAtZero_isNotEmittedAt299ms_andIsAt300ms() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -39,6 +40,7 @@ import Testing
 
     // MARK: - End of the upstream
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func upstreamFinishes_pendingElementIsEmittedAtOnce_thenTheStreamFinishes() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -55,6 +57,7 @@ import Testing
         }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func upstreamFails_pendingElementIsDropped_andTheFailureIsRethrown() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -68,6 +71,7 @@ import Testing
         }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func typedFailureKeepsItsType() async throws {
         let clock = TestClock()
         let box = SinkBox<Int, TestError>()
@@ -90,6 +94,7 @@ import Testing
 
     // MARK: - Cancellation
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func consumerCancelled_cancelsTheTimerAndTearsTheUpstreamDownOnce() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -114,6 +119,7 @@ import Testing
 
     /// The timer firing races with a new element and with the upstream's end, on real threads:
     /// whatever wins, elements leave in order, each at most once, and the last one always leaves.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func timerRacesNewElementsAndTheEnd_outputIsOrdered_andEndsWithTheLastElement() async throws {
         for _ in 0..<300 {
             let clock = TestClock()

@@ -6,6 +6,7 @@ import Testing
 @Suite struct MapLatestTests {
     // MARK: - Cancel-previous
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func newElement_cancelsThePreviousTransform_andItsResultIsNeverEmitted() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -45,6 +46,7 @@ import Testing
         await probe.proxyReleased.wait()
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func upstreamFinishes_whileATransformRuns_itsResultIsEmittedBeforeTheEnd() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -65,6 +67,7 @@ import Testing
         }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func consumerCancelled_cancelsTheRunningTransform_andTheUpstreamOnce() async throws {
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
@@ -90,6 +93,7 @@ import Testing
 
     // MARK: - Failures
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func throwingTransform_errorOfTheCurrentTransformEndsTheStream() async throws {
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -106,6 +110,7 @@ import Testing
         }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func throwingTransform_cancelledByANewerElement_isNotAnError() async throws {
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -123,6 +128,7 @@ import Testing
         }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func upstreamFailure_cancelsTheTransform_andIsRethrownWithItsType() async throws {
         let box = SinkBox<Int, TestError>()
         let transformCancelled = Signal()
@@ -155,6 +161,7 @@ import Testing
 
     /// Elements arrive while transforms finish: never a result of an older element after a newer
     /// one's, each at most once, and the last element's result always arrives.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func racingTransforms_neverEmitAStaleResult_andTheLastResultAlwaysArrives() async {
         for _ in 0..<500 {
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -180,6 +187,7 @@ import Testing
 
     /// The consumer is cancelled at an arbitrary point: the upstream is torn down exactly once,
     /// and every transform that started has ended (none is left running).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func consumerCancelledAtAnyPoint_tearsDownOnce_andLeavesNoTransformRunning() async {
         for round in 0..<300 {
             let probe = StreamProbe()
@@ -213,6 +221,7 @@ import Testing
 
     // MARK: - collectLatest
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func collectLatest_runsTheActionForTheNewestElement_cancellingTheOlder() async throws {
         let clock = TestClock()
         let completed = Collected<Int>()
@@ -241,6 +250,7 @@ import Testing
         #expect(cancelled.values == [1])
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func collectLatestWeak_ownerReleased_endsTheLoopAndTearsTheSourceDown() async throws {
         let probe = StreamProbe()
         let box = SinkBox<String, Never>()
@@ -265,6 +275,7 @@ import Testing
 
     /// The action borrows the owner for its call (like `forEach(weak:)`), so a running action is
     /// stopped by the bag (`cancelAll()`, or the owner's death once no action holds it).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func collectLatestWeak_bagCancelled_cancelsTheRunningActionAndTearsTheSourceDown() async throws {
         let probe = StreamProbe()
         let box = SinkBox<String, Never>()

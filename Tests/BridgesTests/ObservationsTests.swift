@@ -5,6 +5,7 @@ import Observation
 import Testing
 
 /// A `@MainActor` view model, as SwiftUI code writes them.
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 @MainActor @Observable final class SearchFieldModel {
     var query = ""
     var isEditing = false
@@ -16,6 +17,7 @@ import Testing
     static let shared = ModelActor()
 }
 
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 @ModelActor @Observable final class CounterModel {
     var value = 0
 }
@@ -24,6 +26,7 @@ import Testing
 @Suite struct ObservationsTests {
     // MARK: - Values
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func currentValueFirst_thenOneValuePerTransaction() async {
         weak var released: SearchFieldModel?
         do {
@@ -51,6 +54,7 @@ import Testing
         #expect(released == nil)
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func unbounded_slowConsumer_losesNothing() async {
         weak var released: SearchFieldModel?
         do {
@@ -76,6 +80,7 @@ import Testing
         #expect(released == nil)
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func latest_slowConsumer_getsTheNewestValue() async {
         weak var released: SearchFieldModel?
         do {
@@ -99,6 +104,7 @@ import Testing
         #expect(released == nil)
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func onlyThePropertiesReadAreObserved() async {
         let model = SearchFieldModel()
         let (reads, readsContinuation) = AsyncStream.makeStream(of: Bool.self)
@@ -115,6 +121,7 @@ import Testing
         #expect(await iterator.next() == true)
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func cold_eachIteratorHasItsOwnTracking() async {
         let model = SearchFieldModel()
         let stream = observations(of: model, buffering: .unbounded) { $0.query }
@@ -129,6 +136,7 @@ import Testing
         #expect(await second.next() == "y")
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @ModelActor func modelIsolatedToAnotherGlobalActor_isReadThere() async {
         weak var released: CounterModel?
         do {
@@ -147,6 +155,7 @@ import Testing
 
     // MARK: - Lifetime
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func modelDeallocated_streamFinishes() async {
         weak var released: SearchFieldModel?
         var model: SearchFieldModel? = SearchFieldModel()
@@ -158,6 +167,7 @@ import Testing
         #expect(await iterator.next() == nil)                      // and ends when it goes away
     }
 
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func consumerLeaves_laterChangesDoNothing_andNoMisuseIsReported() async throws {
         let model = SearchFieldModel()
         try await withBridgesDiagnosticsAsFailures { () async throws in
@@ -176,6 +186,7 @@ import Testing
 
     /// The consumer's task is cancelled from another thread while changes fire on the main actor:
     /// the stream ends, no misuse is reported, and neither the model nor the stream is kept alive.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test @MainActor func consumerCancelledWhileChangesFire_endsCleanly() async throws {
         try await withBridgesDiagnosticsAsFailures { () async throws in
             for round in 0..<200 {

@@ -26,7 +26,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   same spelling: the result type chooses (`let s: CallbackStream<…> = …`).
     ///
     /// - Precondition: `interval` is not negative.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // Clock
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // Clock (13), and AsyncSequence.Failure (15)
     @inlinable
     public func debounce<C: Clock>(
         for interval: C.Duration,

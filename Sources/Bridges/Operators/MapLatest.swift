@@ -1,3 +1,5 @@
+// `Failure`: AsyncSequence.Failure (typed throws) is new in macOS 15 / iOS 18
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Transforms each element with `transform`, cancelling the transform still running for the
     /// previous element when a new one arrives (Combine's `map` + `switchToLatest`, Kotlin's

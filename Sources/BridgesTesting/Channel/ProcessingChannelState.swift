@@ -1,110 +1,101 @@
-/// The pure state of a ``ProcessingChannel``. Each event returns what the caller must resume
-/// after releasing the lock.
-struct ProcessingChannelState<Element> {
-    typealias Sender = UnsafeContinuation<Bool, Never>
-    typealias Consumer = UnsafeContinuation<Element?, Never>
+import Bridges
 
-    struct PendingSend {
-        let id: UInt64
-        let element: Element
-        let sender: Sender
+/// One element on its way through a ``ProcessingChannel``: the element and its sender's
+/// completion (the `done` of the single-shot bridge `send` awaits in).
+///
+/// Identity matters: a cancelled send withdraws *its* envelope from the queue.
+final class ProcessingEnvelope<Element: Sendable>: Sendable {
+    let element: Element
+    /// Resumes the sender: `true` once a consumer processed the element, `false` if it was
+    /// refused (the channel had finished). Called once (by whoever holds the envelope last).
+    let done: @Sendable (Bool) -> Void
+
+    init(_ element: Element, done: @escaping @Sendable (Bool) -> Void) {
+        self.element = element
+        self.done = done
+    }
+}
+
+/// Which consumer gets which envelope: the only state a ``ProcessingChannel`` keeps beside the
+/// engine. A pure value behind the channel's lock; each event returns what to do after the lock
+/// is released.
+///
+/// Each consumer is one iteration of a `.rendezvous` ``CallbackStream``: its demand (1, when its
+/// loop asks for an element and nothing is buffered) makes it *waiting* here; sending to it is
+/// `sink.yield`, ending it is `sink.finish()`. Suspending and resuming consumers, their
+/// cancellation, the teardown and the end of each loop are the engine's.
+///
+/// Invariant: `waiting` and `pending` are never both non-empty (an envelope meets the first
+/// waiting consumer, a consumer the oldest pending envelope).
+struct ProcessingChannelState<Element: Sendable> {
+    typealias Envelope = ProcessingEnvelope<Element>
+    typealias Sink = CallbackStream<Envelope, Never>.Sink
+
+    /// What to do outside the lock.
+    enum Action {
+        case none
+        /// Hand `envelope` to this consumer.
+        case deliver(Envelope, to: Sink)
+        /// The channel finished: end these consumers' loops.
+        case finish([Sink])
+        /// The channel had finished: the send is refused.
+        case refuse(Envelope)
     }
 
-    private var nextID: UInt64 = 0
-    private(set) var isFinished = false
-    /// Sends no consumer has taken yet, oldest first.
-    private var pending: [PendingSend] = []
-    /// Consumers suspended in `next()`, oldest first.
-    private var waiting: [(iterator: UInt64, consumer: Consumer)] = []
-    /// Per iterator: the send whose element it took and has not yet finished processing.
-    private var processing: [UInt64: (send: UInt64, sender: Sender)] = [:]
-    private var cancelledSends: Set<UInt64> = []
-    private var cancelledNexts: Set<UInt64> = []
+    private var nextConsumerID: UInt64 = 0
+    private var isFinished = false
+    /// Sent, not handed to a consumer yet, oldest first.
+    private var pending: [Envelope] = []
+    /// Consumers waiting in `next()` for an element, oldest first.
+    private var waiting: [(id: UInt64, sink: Sink)] = []
 
-    mutating func makeID() -> UInt64 {
-        nextID += 1
-        return nextID
+    mutating func makeConsumerID() -> UInt64 {
+        nextConsumerID += 1
+        return nextConsumerID
     }
 
-    /// What to resume after an event: consumers with an element (or nil), senders with
-    /// `true` (processed) or `false` (cancelled or the channel finished).
-    struct Resumptions {
-        var consumers: [(Consumer, Element?)] = []
-        var senders: [(Sender, Bool)] = []
+    mutating func send(_ envelope: Envelope) -> Action {
+        if isFinished { return .refuse(envelope) }
+        return offer(envelope, atFront: false)
     }
 
-    mutating func send(id: UInt64, _ element: Element, _ sender: Sender) -> Resumptions {
-        var result = Resumptions()
-        if isFinished || cancelledSends.remove(id) != nil {
-            result.senders.append((sender, false))
-        } else if !waiting.isEmpty {
-            let (iterator, consumer) = waiting.removeFirst()
-            processing[iterator] = (id, sender)
-            result.consumers.append((consumer, element))
-        } else {
-            pending.append(PendingSend(id: id, element: element, sender: sender))
+    /// An envelope handed to a consumer that ended before taking it comes back, first in line
+    /// (it was sent before anything still pending). Accepted after `finish()` too: it was sent before.
+    mutating func requeue(_ envelope: Envelope) -> Action {
+        offer(envelope, atFront: true)
+    }
+
+    private mutating func offer(_ envelope: Envelope, atFront: Bool) -> Action {
+        if !waiting.isEmpty {
+            return .deliver(envelope, to: waiting.removeFirst().sink)
         }
-        return result
+        if atFront { pending.insert(envelope, at: 0) } else { pending.append(envelope) }
+        return .none
     }
 
-    /// A consumer asks for the next element: the element it took before is processed.
-    mutating func next(iterator: UInt64, _ consumer: Consumer) -> Resumptions {
-        var result = Resumptions()
-        result.senders += processed(iterator: iterator)
-        if cancelledNexts.remove(iterator) != nil {
-            result.consumers.append((consumer, nil))
-        } else if !pending.isEmpty {
-            let send = pending.removeFirst()
-            processing[iterator] = (send.id, send.sender)
-            result.consumers.append((consumer, send.element))
-        } else if isFinished {
-            result.consumers.append((consumer, nil))
-        } else {
-            waiting.append((iterator, consumer))
-        }
-        return result
+    /// The consumer `id` asks for an element (its stream's demand).
+    mutating func consumerWaits(id: UInt64, sink: Sink) -> Action {
+        if !pending.isEmpty { return .deliver(pending.removeFirst(), to: sink) }
+        if isFinished { return .finish([sink]) }
+        waiting.append((id, sink))
+        return .none
     }
 
-    /// The iterator was released (the loop ended): the element it took is processed.
-    mutating func iteratorEnded(_ iterator: UInt64) -> Resumptions {
-        cancelledNexts.remove(iterator)
-        return Resumptions(senders: processed(iterator: iterator))
+    /// The consumer's stream ended (its teardown): it waits no more.
+    mutating func consumerEnded(id: UInt64) {
+        waiting.removeAll { $0.id == id }
     }
 
-    mutating func cancelSend(id: UInt64) -> Resumptions {
-        if let index = pending.firstIndex(where: { $0.id == id }) {
-            return Resumptions(senders: [(pending.remove(at: index).sender, false)])
-        }
-        if let (iterator, entry) = processing.first(where: { $0.value.send == id }) {
-            processing[iterator] = nil
-            return Resumptions(senders: [(entry.sender, false)])
-        }
-        cancelledSends.insert(id)
-        return Resumptions()
+    /// The sender gave up (cancelled): its element leaves the queue if no consumer has it yet.
+    mutating func withdraw(_ envelope: Envelope) {
+        pending.removeAll { $0 === envelope }
     }
 
-    /// Forgets a send that completed, so a late cancellation does not linger.
-    mutating func sendEnded(id: UInt64) { cancelledSends.remove(id) }
-
-    mutating func cancelNext(iterator: UInt64) -> Resumptions {
-        if let index = waiting.firstIndex(where: { $0.iterator == iterator }) {
-            return Resumptions(consumers: [(waiting.remove(at: index).consumer, nil)])
-        }
-        cancelledNexts.insert(iterator)
-        return Resumptions()
-    }
-
-    mutating func nextEnded(iterator: UInt64) { cancelledNexts.remove(iterator) }
-
-    /// No more sends are accepted; consumers take what is pending, then get nil.
-    mutating func finish() -> Resumptions {
+    /// No more sends; waiting consumers end now (nothing is pending while any waits), the others
+    /// once they have taken what is pending.
+    mutating func finish() -> Action {
         isFinished = true
         defer { waiting = [] }
-        return Resumptions(consumers: waiting.map { ($0.consumer, nil) })
-    }
-
-    private mutating func processed(iterator: UInt64) -> [(Sender, Bool)] {
-        guard let entry = processing.removeValue(forKey: iterator) else { return [] }
-        return [(entry.sender, true)]
+        return waiting.isEmpty ? .none : .finish(waiting.map(\.sink))
     }
 }

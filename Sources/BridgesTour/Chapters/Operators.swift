@@ -9,7 +9,7 @@ private func search(_ query: String, clock: TestClock) async -> String {
     return query.uppercased()
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // TestClock
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // TestClock (13); debounce and mapLatest (AsyncSequence.Failure, 15)
 var operatorsChapter: Chapter { Chapter(name: "operators", title: "Operators: debounce and cancel-previous (mapLatest)") {
     block(.legacy, "a hand-written cancel-previous loop: `current?.cancel(); current = Task { results.append(await search(q)) }`")
     let legacy = try await withSerialTasks { () async throws -> [String] in
