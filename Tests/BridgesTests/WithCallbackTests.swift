@@ -238,6 +238,36 @@ struct WithCallbackMisuseTests {
 
 @Suite("withCallback: cancellation and timeouts")
 struct WithCallbackCancellationTests {
+    /// A legacy operation that keeps its completion handler after calling it (many do), and a
+    /// token that captures that operation: operation → `done` → bridge → token → operation.
+    /// Once the callback came the bridge lets go of the token, so the cycle ends with the call.
+    @Test func tokenCapturingWhatHoldsDone_isReleasedOnceTheCallbackCame() async throws {
+        final class KeepsItsHandler: @unchecked Sendable {  // written once before the thread starts
+            var completion: (@Sendable (Result<Int, Never>) -> Void)?
+            let cancels = Counter()
+        }
+        let operation = Weak<KeepsItsHandler>()
+        let handedOver = LockedBox<KeepsItsHandler?>(nil)
+        let calledBack = Signal()
+        let value = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+            let legacy = KeepsItsHandler()
+            legacy.completion = done
+            operation.object = legacy
+            handedOver.set(legacy)
+            DispatchQueue.global().async {
+                do {
+                    let legacy = handedOver.take()!
+                    legacy.completion?(.success(7))
+                }  // the legacy queue's own reference ends here
+                calledBack.open()
+            }
+            Cancellation { legacy.cancels.increment() }
+        }
+        #expect(value == 7)
+        await calledBack.wait()
+        #expect(operation.object == nil, "the bridge kept the token, the token the operation, the operation the bridge: leaked")
+    }
+
     @Test func cancelledBeforeStart_neverRunsTheBody() async {
         let ran = Collected<Void>()
         let start = Signal()

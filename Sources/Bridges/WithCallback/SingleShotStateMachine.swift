@@ -44,17 +44,16 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     /// The timeout's task, on the owned-task core: cancelled by whichever event ends the bridge
     /// first (moved out here, so exactly one path cancels it).
     @usableFromInline var timeout: OwnedTask?
-    /// A token no longer needed. Kept, not dropped, because these events run under the bridge's
-    /// (striped) lock and the token's closure may hold the last reference to user objects, whose
-    /// deinit must not run there: it is released with the state machine, outside any lock.
-    @usableFromInline var retiredToken: Cancellation?
-
+    /// Takes a token no longer needed (the legacy call finished, or dropped its handler). The
+    /// event hands it to its caller, which releases it after the bridge's (striped) lock: the
+    /// token's closure may hold the last reference to user objects, whose deinit must not run
+    /// under the lock. Not kept until the bridge is freed either: a token whose closure holds
+    /// what holds `done` would make a cycle through the bridge and leak it.
     @inlinable
-    mutating func retireHeldToken() {
-        if case .held(let cancellation) = token {
-            token = .spent
-            retiredToken = cancellation
-        }
+    mutating func takeHeldToken() -> Cancellation? {
+        guard case .held(let cancellation) = token else { return nil }
+        token = .spent
+        return cancellation
     }
 
     @inlinable init() {}
@@ -113,7 +112,8 @@ struct SingleShotStateMachine<Success, Failure: Error> {
 
     @usableFromInline
     enum CallbackAction {
-        case resume(Continuation, Result<Success, Failure>, cancelTimeout: OwnedTask?)
+        /// `retired`: the token, no longer needed, to release outside the lock.
+        case resume(Continuation, Result<Success, Failure>, cancelTimeout: OwnedTask?, retired: Cancellation?)
         /// The bridge already ended by cancellation or timeout; hand the result to `onLateResult`.
         case deliverLate(Result<Success, Failure>)
         /// A second call: ignore it and report the misuse (every extra call; the diagnostics ledger
@@ -128,10 +128,10 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         switch phase {
         case .awaiting(let continuation):
             phase = .resumed(.completed)
-            retireHeldToken()  // the legacy call finished: nothing to cancel
+            let retired = takeHeldToken()  // the legacy call finished: nothing to cancel
             let timeout = self.timeout
             self.timeout = nil
-            return .resume(continuation, result, cancelTimeout: timeout)
+            return .resume(continuation, result, cancelTimeout: timeout, retired: retired)
         case .resumed:
             return .deliverLate(result)
         case .notStarted, .cancelledBeforeStart:
@@ -175,7 +175,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     @usableFromInline
     enum DroppedAction {
         case none
-        case resumeDropped(Continuation, cancelTimeout: OwnedTask?)
+        case resumeDropped(Continuation, cancelTimeout: OwnedTask?, retired: Cancellation?)
     }
 
     /// The legacy API released the callback. Only a drop while awaiting is an error: after
@@ -184,10 +184,10 @@ struct SingleShotStateMachine<Success, Failure: Error> {
     mutating func callbackReleased() -> DroppedAction {
         guard callbackCalls == 0, case .awaiting(let continuation) = phase else { return .none }
         phase = .resumed(.dropped)
-        retireHeldToken()
+        let retired = takeHeldToken()
         let timeout = self.timeout
         self.timeout = nil
-        return .resumeDropped(continuation, cancelTimeout: timeout)
+        return .resumeDropped(continuation, cancelTimeout: timeout, retired: retired)
     }
 
     // MARK: - Timeout

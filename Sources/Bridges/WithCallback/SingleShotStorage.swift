@@ -68,9 +68,10 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>: @unchecked Sen
     @inlinable
     func _callback(_ result: Result<Success, Failure>) {
         switch withLock({ $0.callback(result) }) {
-        case .resume(let continuation, let result, let timeout):
+        case .resume(let continuation, let result, let timeout, let retired):
             timeout?.cancel()
             continuation.resume(returning: result)
+            withExtendedLifetime(retired) {}  // the token, no longer needed, released outside the lock
         case .deliverLate(let result):
             onLateResult?(result)
         case .reportSecondCall(let report):
@@ -101,7 +102,8 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>: @unchecked Sen
 
     @inlinable
     func _callbackReleased(_: Result<Success, Failure>.Type) {
-        if case .resumeDropped(let continuation, let timeout) = withLock({ $0.callbackReleased() }) {
+        if case .resumeDropped(let continuation, let timeout, let retired) = withLock({ $0.callbackReleased() }) {
+            withExtendedLifetime(retired) {}  // no longer needed; released outside the lock
             timeout?.cancel()
             site.report(
                 .callbackDropped,

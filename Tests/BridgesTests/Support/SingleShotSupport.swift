@@ -66,3 +66,17 @@ func suspendUntilCancelled() async throws {
     }
     throw CancellationError()
 }
+
+/// A value handed from one thread to another through a lock: `set` it, `take` it once.
+final class LockedBox<Value>: @unchecked Sendable {  // `_value` is only touched under `lock`
+    private let lock = NSLockish()
+    private var _value: Value
+    init(_ value: Value) { _value = value }
+    func set(_ value: Value) { lock.withLock { _value = value } }
+    func take<Wrapped>() -> Wrapped? where Value == Wrapped? {
+        lock.withLock {
+            defer { _value = nil }
+            return _value
+        }
+    }
+}
