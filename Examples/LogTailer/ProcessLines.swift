@@ -66,8 +66,9 @@ public func processLines(
         let lines = pipe.fileHandleForReading.readLines(buffering: .suspending(1))
         let pump = Task {
             for await line in lines {
+                let room = gate.spend()                              // spend first, then yield
                 if case .terminated = sink.yield(line) { return }    // the consumer left
-                if !gate.spend() {                                   // out of room: wait for it
+                if !room {                                           // out of room: wait for it
                     for await _ in resumed { break }
                     if Task.isCancelled { return }
                 }

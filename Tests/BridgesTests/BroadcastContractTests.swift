@@ -217,8 +217,9 @@ private final class BroadcastPausableSource: @unchecked Sendable {  // `next`, `
         while !paused && next < count {
             let value = next
             next += 1
+            let room = gate?.spend()  // spend, then send (see DemandGate)
             events.send(value)
-            if gate?.spend() == false { break }
+            if room == false { break }
         }
         if next == count && !finished {
             finished = true

@@ -261,6 +261,40 @@ struct CallbackStreamContractTests {
         }
     }
 
+    /// The interleaving that hung Broadcast's pause/resume test about once in 100 000 rounds,
+    /// made deterministic: an element yielded beyond the credit, taken by the consumer (who
+    /// reports the room it left) before the producer gets to account for it. Spent before the
+    /// yield, its spend clamps at zero while nobody can have seen it and the consumer's report
+    /// resumes the source; spent after, it eats that report and the source stays paused with
+    /// the stream believing it already gave the room.
+    @Test func demandGate_spendBeforeYield_anElementBeyondTheCredit_cannotEatTheRoomReportedForTheNext() async {
+        let log = Collected<String>()
+        let gate = DemandGate(pause: { log.append("pause") }, resume: { log.append("resume") })
+        let box = SinkBox<Int, Never>()
+        var iterator = CallbackStream<Int, Never>(buffering: .suspending(1)) { sink in
+            box.set(sink)
+            sink.onDemand { gate.add($0) }  // 1 now: room for one
+            _ = gate.spend()  // the one credit, spent (pause), then the element yielded
+            sink.yield(0)
+            return Cancellation()
+        }.makeAsyncIterator()
+        #expect(await iterator.next() == 0)  // taken: the consumer reported room for one more
+        #expect(log.values == ["pause", "resume"])
+        let sink = box.sink
+        #expect(!gate.spend(), "credit spent again")
+        sink.yield(1)
+        #expect(gate.spend() == false, "beyond the credit: clamps at zero, before anybody saw it")
+        sink.yield(2)  // buffered beyond capacity
+        #expect(await iterator.next() == 1)
+        #expect(await iterator.next() == 2, "the room it left is reported now")
+        #expect(!gate.isPaused, "the source was resumed: the room was not eaten")
+        #expect(gate.credits == 1)
+        #expect(log.values == ["pause", "resume", "pause", "resume"])
+        sink.finish()
+        #expect(await iterator.next() == nil)
+        box.clear()
+    }
+
     @Test func demandGate_strictlyAlternates_andEndsInTheStateTheCreditsAsk() {
         let log = Collected<String>()
         let gate = DemandGate(pause: { log.append("pause") }, resume: { log.append("resume") })
@@ -310,10 +344,12 @@ private final class PausableSource: @unchecked Sendable {  // every field is tou
         while !paused && next < count {
             let value = next
             next += 1
+            // Spend, then yield (see DemandGate): the gate pauses us (asynchronously, on this
+            // queue) when credit runs out; stop looping then so the pause lands before we
+            // produce again.
+            let room = gate?.spend()
             if case .terminated = sink.yield(value) { return }
-            // The gate pauses us (asynchronously, on this queue) when credit runs out; stop
-            // looping now so the pause lands before we produce again.
-            if gate?.spend() == false { break }
+            if room == false { break }
         }
         if next == count && !finished {
             finished = true

@@ -90,7 +90,7 @@ extension CallbackStream {
         ///
         /// After `.stopProducing`, a pausable source pauses and resumes on demand. Doing both by
         /// hand can lose the wake-up (demand may arrive before the pause took effect): feed a
-        /// ``DemandGate`` instead (`sink.onDemand { gate.add($0) }`, `gate.spend()` per yield),
+        /// ``DemandGate`` instead (`sink.onDemand { gate.add($0) }`, `gate.spend()` before each yield),
         /// which calls pause/resume itself and cannot miss it. `URLSessionTask.suspend()` is not
         /// a pause on Linux (swift-corelibs-foundation restarts a running download from byte
         /// 0); see the Streams article for which sources pause correctly where.

@@ -276,11 +276,16 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
             }
             if count == 0 { return .endOfFile(decode(nil)) }
             let elements = decode(Data(bytes: buffer, count: count))
-            for element in elements {
-                if case .terminated = sink.yield(element) { return .cancelled }
-            }
+            // Spend the credits *before* yielding: once yielded, the consumer may take the
+            // elements and report the room they leave; credits spent after that report would
+            // eat it (the elements beyond the credit, which the stream never counted against
+            // its demand, clamp at zero), and the reader would wait for demand the stream
+            // believes it already gave: a lost wake-up.
             state.withLock { state in
                 if state.credits != Int.max { state.credits = max(0, state.credits - elements.count) }
+            }
+            for element in elements {
+                if case .terminated = sink.yield(element) { return .cancelled }
             }
         }
     }
