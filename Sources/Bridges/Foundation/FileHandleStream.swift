@@ -263,7 +263,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
                 // Read only what is there, so that the read cannot block (someone else may have
                 // read it since poll answered) and the teardown never waits on a blocked read.
                 var available: Int32 = 0
-                let asked = withUnsafeMutablePointer(to: &available) { ioctl(descriptor, UInt(FIONREAD), $0) }
+                let asked = withUnsafeMutablePointer(to: &available) { ioctl(descriptor, _fionread, $0) }
                 if asked == 0 {
                     if available == 0 && events & Int32(POLLHUP | POLLERR) == 0 { continue }
                     if available > 0 { wanted = min(Int(available), capacity) }
@@ -290,6 +290,14 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
         }
     }
 }
+
+/// `FIONREAD`. On Apple platforms it is a function-like macro (`_IOR('f', 127, int)`), which
+/// Swift does not import: its value, spelled out.
+#if canImport(Darwin)
+private let _fionread: UInt = 0x4004_667F
+#else
+private let _fionread = UInt(FIONREAD)
+#endif
 
 /// The file descriptors a loop is reading now: a second loop on one of them is refused.
 package enum _ReadingDescriptors {
