@@ -143,7 +143,17 @@ var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and
         try check(calls.value == 3, "a dropped observer token does not remove the observer")
     }
 
-    block(.bridge, "CallbackStream, DelegateProxy, notificationStream, Broadcast")
+    // A pipe: readabilityHandler hands over whatever arrives; nothing can hold the writer back.
+    let pipeTotal = 8 * 1024 * 1024
+    do {
+        let run = try await pipeWithASlowReader(total: pipeTotal, legacyChunks)
+        let ahead = pipeTotal - run.takenWhenWriterFinished
+        say("a pipe, 8 MiB from a fast writer to a slow reader through readabilityHandler + AsyncStream:")
+        say("  the writer finished with the reader \(ahead / 1024) KiB behind: buffered in memory, nothing held it back")
+        try check(run.received == pipeTotal, "the legacy reader received everything, got \(run.received)")
+    }
+
+    block(.bridge, "CallbackStream, DelegateProxy, notificationStream, Broadcast, FileHandle.readChunks")
     // Bridged: the stream owns the proxy until teardown; the loop owns the results.
     // snippet:begin delegate.after
     let tags = CallbackStream<String, any Error> { sink in
@@ -243,4 +253,62 @@ var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and
     let (everything, latest) = await (all.value, newest.value)
     say("Broadcast: an .unbounded consumer got \(everything.count) events, a .latest one ended with \(latest.last ?? -1)")
     try check(everything == Array(1...50) && latest.last == 50, "every consumer sees the events sent after it subscribed")
+
+    // The same pipe through Bridges' reader: under a waiting policy it stops reading while the
+    // buffer is full, the pipe fills, and the writer blocks until the reader catches up.
+    do {
+        let run = try await pipeWithASlowReader(total: pipeTotal) { $0.readChunks(buffering: .suspending(2)) }
+        let ahead = pipeTotal - run.takenWhenWriterFinished
+        say("the same pipe through fileHandle.readChunks(buffering: .suspending(2)):")
+        say("  the writer finished with the reader \(ahead / 1024) KiB behind: the pipe's own buffer and at most 3 reads")
+        try check(run.received == pipeTotal, "Bridges' reader received everything, got \(run.received)")
+        try check(ahead <= 1024 * 1024 + 3 * 64 * 1024, "the writer ran \(ahead) bytes ahead of a .suspending(2) reader")
+    }
 } }
+
+
+/// A pipe with a fast writer thread and a slow reader: returns how many bytes the reader had
+/// taken when the writer finished writing, and how many it received in all. The reader stops
+/// after `total` bytes (it does not wait for the end of file: the legacy reader below may never
+/// report it on Linux once the writer has hung up).
+func pipeWithASlowReader<Chunks: AsyncSequence>(
+    total: Int, _ makeChunks: (FileHandle) -> Chunks
+) async throws -> (takenWhenWriterFinished: Int, received: Int) where Chunks.Element == Data {
+    let pipe = Pipe()
+    let taken = LockedBox(0)
+    let takenAtFinish = LockedBox(-1)
+    let writer = pipe.fileHandleForWriting
+    let writerDone = TourSignal()
+    Thread.detachNewThread {  // the legacy side: a thread writing as fast as the pipe takes it
+        let block = Data(repeating: 42, count: 64 * 1024)
+        for _ in 0..<(total / block.count) { writer.write(block) }
+        takenAtFinish.value = taken.value
+        writerDone.open()
+    }
+    var received = 0
+    for try await chunk in makeChunks(pipe.fileHandleForReading) {
+        received += chunk.count
+        taken.value = received
+        for _ in 0..<1_000 { await Task.yield() }  // a slow consumer: some work per chunk
+        if received >= total { break }
+    }
+    await writerDone.wait()
+    try? writer.close()
+    return (takenAtFinish.value, received)
+}
+
+/// The usual hand-written reader: `readabilityHandler` feeding an `AsyncStream` (unbounded).
+func legacyChunks(_ handle: FileHandle) -> AsyncStream<Data> {
+    AsyncStream { continuation in
+        handle.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+            } else {
+                continuation.yield(data)
+            }
+        }
+        continuation.onTermination = { _ in handle.readabilityHandler = nil }
+    }
+}
