@@ -71,7 +71,7 @@ struct BroadcastContractTests {
                 return received
             }
             await events.waitForSubscribers(1)
-            let producer = BroadcastPausableSource(count: perRound, events: events)
+            let producer = QueuePausableSource(count: perRound, events: events)
             let gate = DemandGate(pause: { producer.pause() }, resume: { producer.resume() })
             producer.gate = gate
             events.onDemand { gate.add($0) }
@@ -185,45 +185,6 @@ struct BroadcastContractTests {
             for consumer in consumers.dropFirst() {
                 #expect(await consumer.value == first, "one delivery order for every consumer")
             }
-        }
-    }
-}
-
-/// A producer that sends on its own queue while running and pauses through a DemandGate.
-private final class BroadcastPausableSource: @unchecked Sendable {  // `next`, `paused`, `finished` are touched on `queue` only; `gate` is set before `resume()`
-    private let queue = DispatchQueue(label: "BroadcastPausableSource")
-    private let events: Broadcast<Int>
-    private let count: Int
-    private var next = 0
-    private var paused = false
-    private var finished = false
-    var gate: DemandGate?
-
-    init(count: Int, events: Broadcast<Int>) {
-        self.count = count
-        self.events = events
-    }
-
-    func pause() { queue.async { self.paused = true } }
-
-    func resume() {
-        queue.async {
-            self.paused = false
-            self.produce()
-        }
-    }
-
-    private func produce() {
-        while !paused && next < count {
-            let value = next
-            next += 1
-            let room = gate?.spend()  // spend, then send (see DemandGate)
-            events.send(value)
-            if room == false { break }
-        }
-        if next == count && !finished {
-            finished = true
-            events.finish()
         }
     }
 }

@@ -245,7 +245,7 @@ struct CallbackStreamContractTests {
         for round in 0..<10_000 {
             let perRound = 16
             let stream = CallbackStream<Int, Never>(buffering: .suspending(1)) { sink in
-                let source = PausableSource(count: perRound, sink: sink)
+                let source = QueuePausableSource(count: perRound, sink: sink)
                 let gate = DemandGate(pause: { source.pause() }, resume: { source.resume() })
                 source.gate = gate
                 sink.onDemand { gate.add($0) }
@@ -312,48 +312,5 @@ struct CallbackStreamContractTests {
         gate.stop()
         #expect(!gate.spend())
         #expect(log.values == ["pause", "resume", "pause", "resume"], "no call after stop()")
-    }
-}
-
-/// A source that produces on its own serial queue while running, and pauses/resumes through a
-/// `DemandGate`: the shape of a socket or a file handle.
-private final class PausableSource: @unchecked Sendable {  // every field is touched on `queue` only, except `gate`, set before `resume()`
-    private let queue = DispatchQueue(label: "PausableSource")
-    private let sink: CallbackStream<Int, Never>.Sink
-    private let count: Int
-    private var next = 0
-    private var paused = false
-    private var finished = false
-    var gate: DemandGate?
-
-    init(count: Int, sink: CallbackStream<Int, Never>.Sink) {
-        self.count = count
-        self.sink = sink
-    }
-
-    func pause() { queue.async { self.paused = true } }
-
-    func resume() {
-        queue.async {
-            self.paused = false
-            self.produce()
-        }
-    }
-
-    private func produce() {
-        while !paused && next < count {
-            let value = next
-            next += 1
-            // Spend, then yield (see DemandGate): the gate pauses us (asynchronously, on this
-            // queue) when credit runs out; stop looping then so the pause lands before we
-            // produce again.
-            let room = gate?.spend()
-            if case .terminated = sink.yield(value) { return }
-            if room == false { break }
-        }
-        if next == count && !finished {
-            finished = true
-            sink.finish()
-        }
     }
 }
