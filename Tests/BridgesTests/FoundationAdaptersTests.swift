@@ -137,6 +137,22 @@ struct FoundationAdaptersTests {
         #expect(again == ["first", "second", "third"], "a later loop on the same handle reads again")
     }
 
+    @Test func fileHandle_descriptorNotOpen_isReportedAndTheStreamEnds() async {
+        // A descriptor number far above anything this process opens (they are allocated lowest
+        // first), so no parallel test can own it: poll answers POLLNVAL.
+        let handle = FileHandle(fileDescriptor: 987, closeOnDealloc: false)
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let chunks = await Diagnostics.withHandler({ diagnostics.append($0) }) {
+            var count = 0
+            for await _ in handle.readChunks(buffering: .suspending(1)) { count += 1 }
+            return count
+        }
+        #expect(chunks == 0)
+        #expect(diagnostics.values.map(\.kind) == [.fileHandleReadFailed])
+        #expect(diagnostics.values.first?.message.contains("not open") == true)
+        #expect(!_ReadingDescriptors.isReading(987), "the reader thread has gone")
+    }
+
     @Test func fileHandle_readChunks_allBytesArrive() async throws {
         let pipe = Pipe()
         let writer = pipe.fileHandleForWriting

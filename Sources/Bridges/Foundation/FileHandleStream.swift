@@ -256,7 +256,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
             let events = Int32(fds[1].revents)
             guard credits > 0, events != 0 else { continue }
             if events & Int32(POLLNVAL) != 0 {
-                return .failed("the descriptor was closed while it was being read")
+                return .failed("the descriptor is not open (closed before or while it was being read)")
             }
             var wanted = capacity
             if isPipe {
