@@ -47,11 +47,7 @@ struct WeakOwnerAfterCancelRaceTests {
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { @HandlerActor _, element in
                 log.handlerStarted(index, HandlerStart(element: element, sawCancellation: Task.isCancelled))
             }
-            Task { @HandlerActor in
-                token.cancel()
-                log.cancelReturned(index)
-                cancelled.open()
-            }
+            cancelOnHandlerActor(token, index, log, then: cancelled)
             await cancelled.wait()
             await loopEnded.wait()
             owner = nil
@@ -80,12 +76,7 @@ struct WeakOwnerAfterCancelRaceTests {
                 if Task.isCancelled { sawCancellation.record([index, element]) }
                 _ = raceJitter(index % 3)
             }
-            DispatchQueue.global().async {
-                _ = raceJitter(index % 20)
-                token.cancel()
-                log.cancelReturned(index)
-                cancelled.open()
-            }
+            cancelFromAThread(token, index, log, then: cancelled)
             await cancelled.wait()
             await loopEnded.wait()
             owner = nil
@@ -118,11 +109,7 @@ struct WeakOwnerAfterCancelRaceTests {
             } then: { @HandlerActor _, _ in
                 log.handlerStarted(index, HandlerStart(element: 0, sawCancellation: Task.isCancelled))
             }
-            Task { @HandlerActor in
-                token.cancel()
-                log.cancelReturned(index)
-                cancelled.open()
-            }
+            cancelOnHandlerActor(token, index, log, then: cancelled)
             await cancelled.wait()
             await taskEnded.wait()
             owner = nil
@@ -150,12 +137,7 @@ struct WeakOwnerAfterCancelRaceTests {
                 log.handlerStarted(index, 0)
                 if Task.isCancelled { sawCancellation.record(index) }
             }
-            DispatchQueue.global().async {
-                _ = raceJitter(index % 20)
-                token.cancel()
-                log.cancelReturned(index)
-                cancelled.open()
-            }
+            cancelFromAThread(token, index, log, then: cancelled)
             await cancelled.wait()
             await taskEnded.wait()
             owner = nil
@@ -167,5 +149,25 @@ struct WeakOwnerAfterCancelRaceTests {
         let seen = Set(sawCancellation.values)
         #expect(late.allSatisfy { seen.contains($0.index) }, "apply started after cancel() returned without seeing cancellation: \(late.prefix(5))")
         print("runTask(weak:) cancel from another thread: \(late.count) of \(Self.iterations) applies started after cancel() returned (each saw cancellation)")
+    }
+}
+
+/// Cancels `token` on `@HandlerActor`, stamps the return from `cancel()` for iteration `index`,
+/// then opens `done`.
+private func cancelOnHandlerActor<Event>(_ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate) {
+    Task { @HandlerActor in
+        token.cancel()
+        log.cancelReturned(index)
+        done.open()
+    }
+}
+
+/// The same from a plain Dispatch thread, after a jitter that varies with `index`.
+private func cancelFromAThread<Event>(_ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate) {
+    DispatchQueue.global().async {
+        _ = raceJitter(index % 20)
+        token.cancel()
+        log.cancelReturned(index)
+        done.open()
     }
 }
