@@ -205,8 +205,13 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
         // Leave before finishing: the teardown that finish runs (here, on this thread) must not
         // wait for this thread, and code after the loop may start a new reader at once.
         state.withLock { $0.exited = true }
-        let handle = self.handle.withLock { handle in defer { handle = nil }; return handle }
-        withExtendedLifetime(handle) {}  // released here, outside the lock
+        do {
+            // Released at the end of this block, outside the lock and before the exit is
+            // signalled (a local of the whole function would live until its end in debug builds:
+            // after the teardown returned, with the handle still alive).
+            let handle = self.handle.withLock { handle in defer { handle = nil }; return handle }
+            withExtendedLifetime(handle) {}
+        }
         _ReadingDescriptors.release(descriptor)
         exit.signal()
         switch end {
