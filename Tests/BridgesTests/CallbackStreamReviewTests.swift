@@ -90,7 +90,7 @@ struct CallbackStreamReviewTests {
             return Cancellation {}
         }
         for await _ in stream {}
-        #expect(slots.values == [1], "RingBuffer slots allocated for a .latest stream")
+        #expect(slots.values == [1], "buffer slots allocated for a .latest stream")
     }
 }
 

@@ -40,6 +40,84 @@ struct CallbackStreamStateMachineTests {
         guard case .end(nil) = machine.next() else { Issue.record(Comment(rawValue: "then nil forever")); return }
     }
 
+    // MARK: - Fast paths (inlined into the consumer's and the producer's loops)
+
+    /// `takeBuffered()` answers only when `next()` would return a buffered element with no
+    /// sender to resume and no demand to report; everything else must go through `next()`.
+    @Test func takeBuffered_answersOnlyWhatNextWouldAnswerAlone() {
+        var idle = Machine(policy: .unbounded, builder: "build")
+        #expect(idle.takeBuffered() == nil)
+        guard case .runBuilder = idle.next() else { Issue.record("the builder must still run"); return }
+
+        var unbounded = started()
+        _ = unbounded.yield(1)
+        _ = unbounded.yield(2)
+        #expect(unbounded.takeBuffered() == 1)
+        #expect(unbounded.takeBuffered() == 2)
+        #expect(unbounded.takeBuffered() == nil)
+
+        // A waiting sender: the take makes room for it, so only next() may take.
+        var withSender = started(.suspending(1))
+        _ = withSender.yield(1)
+        withSender.senders.append(.init(id: 1, element: 2, continuation: nil))
+        #expect(withSender.takeBuffered() == nil)
+        guard case .element(1, nil, nil) = withSender.next(), withSender.senders.isEmpty, withSender.buffer.count == 1 else {
+            Issue.record("next() takes 1 and moves the sender's 2 into the buffer"); return
+        }
+
+        // Demand to report after a take (.suspending(n), n > 0): only next() reports it.
+        var suspending = started(.suspending(2))
+        _ = suspending.registerDemand { _ in }
+        _ = suspending.yield(1)
+        _ = suspending.yield(2)
+        #expect(suspending.takeBuffered() == nil)
+        guard case .element(1, nil, let demand?) = suspending.next(), demand.count == 1 else {
+            Issue.record("next() takes 1 and reports one unit of demand"); return
+        }
+
+        // Finished with elements left: drained by the fast path, the end only by next().
+        var finished = started()
+        _ = finished.builderReturned(.init(Cancellation()))
+        _ = finished.yield(1)
+        _ = finished.finish(nil)
+        #expect(finished.takeBuffered() == 1)
+        #expect(finished.takeBuffered() == nil)
+
+        // Terminated: nothing is ever taken.
+        var terminated = started()
+        _ = terminated.yield(1)
+        _ = terminated.consumerTerminated()
+        #expect(terminated.takeBuffered() == nil)
+    }
+
+    /// `yieldOnlyBuffers` is true only where `yield` would append and answer `.enqueued`
+    /// without anything else to do.
+    @Test func yieldOnlyBuffers_onlyForUnboundedStreamingWithNoConsumerWaiting() async throws {
+        #expect(!Machine(policy: .unbounded, builder: "build").yieldOnlyBuffers)
+        #expect(started().yieldOnlyBuffers)
+        for policy in [BufferingPolicy.latest, .drop, .dropOldest(4), .dropNewest(4), .suspending(4), .rendezvous] {
+            #expect(!started(policy).yieldOnlyBuffers, "\(policy) decides more than an append")
+        }
+        var finished = started()
+        _ = finished.finish(nil)
+        #expect(!finished.yieldOnlyBuffers)
+        var terminated = started()
+        _ = terminated.consumerTerminated()
+        #expect(!terminated.yieldOnlyBuffers)
+
+        // A consumer waiting: the element is handed over, not buffered.
+        let delivered: Int? = try await withUnsafeContinuation { continuation in
+            var machine = started()
+            guard case .suspended = machine.suspend(continuation) else { Issue.record("expected suspension"); return }
+            #expect(!machine.yieldOnlyBuffers)
+            guard case .resumeConsumer(let consumer, 5, nil, .enqueued) = machine.yield(5) else {
+                Issue.record("expected a handover"); return
+            }
+            consumer.resume(returning: .init(.success(5)))
+        }.result.get()
+        #expect(delivered == 5)
+    }
+
     // MARK: - Teardown slot
 
     @Test func finish_whileBuilding_runsTeardownWhenReturned() {

@@ -52,7 +52,7 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     @usableFromInline var reportedSendAfterFinish = false
 
     /// Jobs decided and not yet run; `delivering` while a thread runs them.
-    @usableFromInline let jobs = RingBuffer<Job>()
+    @usableFromInline var jobs = StreamRing<Job>()
     @usableFromInline var delivering = false
 
     /// The producer's demand handler and the demand reported to it not yet used by a send.
@@ -82,7 +82,7 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     @inlinable
     mutating func schedule(_ job: Job) -> Job? {
         if delivering {
-            jobs.append(job)
+            jobs.append(job, initialCapacity: 4, maximumCapacity: .max)
             return nil
         }
         delivering = true

@@ -118,7 +118,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build), undelivered: undelivered, site: site))
+        AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build, undelivered: undelivered, site: site)))
     }
 
     /// Why a stream ended, as its ``Teardown`` learns it.
@@ -201,7 +201,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             // taken under one lock pair, without an async call frame or an executor hop.
             // Everything else (the first call, waiting, the end, cancellation) is out of line.
             if !Task.isCancelled {
-                let action = consumer._nextAction()
+                let action = consumer._takeBufferedOrNext()
                 if case .element(let element, nil, nil) = action { return element }
                 return try await _next(isolation: actor, action)
             }
@@ -268,12 +268,15 @@ extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.Termination: Sendable {}
 
 extension ConsumerToken {
-    /// One `next` event under the lock. A method on the token (not `consumer.storage.state…` in
-    /// the iterator), so the storage is borrowed from the token instead of retained and released
-    /// around every element.
+    /// One lock pair: a buffered element to return at once, or nil with `next()`'s action in
+    /// `action`. A method on the token (not `consumer.storage.state…` in the iterator), so the
+    /// storage is borrowed from the token instead of retained and released around every element.
     @inlinable @inline(__always)
-    func _nextAction() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
-        storage.state.withLock { $0.next() }
+    func _takeBufferedOrNext() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
+        storage.state.withLock { machine in
+            if let element = machine.takeBuffered() { return .element(element, sender: nil, demand: nil) }
+            return machine.next()
+        }
     }
 }
 

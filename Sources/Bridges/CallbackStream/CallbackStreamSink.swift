@@ -21,10 +21,17 @@ extension CallbackStream {
         @inlinable
         @discardableResult
         public func yield(_ element: sending Element) -> YieldResult {
-            let action = token.storage.state.withLock { $0.yield(element) }
+            let action = token.storage.state.withLock { machine -> CallbackStreamStorage<Element, Failure>.Machine.YieldAction in
+                // The common case decided inline, without the general event: buffered, `.enqueued`.
+                if machine.yieldOnlyBuffers {
+                    machine.buffer.append(element, initialCapacity: CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity, maximumCapacity: .max)  // .unbounded
+                    return .answer(.enqueued)
+                }
+                return machine.yield(element)
+            }
             // Enqueued (the common case): nothing to act on, no handler or call site to copy.
             if case .answer(let result) = action { return result }
-            return token.storage.act(action, undelivered: token.undelivered, site: token.site)
+            return token.storage.act(action)
         }
 
         /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
@@ -40,7 +47,7 @@ extension CallbackStream {
             _ element: sending Element,
             isolation: isolated (any Actor)? = #isolation
         ) async -> YieldResult {
-            await token.storage.send(element, undelivered: token.undelivered, site: token.site, isolation: isolation)
+            await token.storage.send(element, isolation: isolation)
         }
 
         /// Ends the stream normally: the consumer receives what is buffered, then `nil` (after the
@@ -96,6 +103,14 @@ extension CallbackStream {
         /// 0); see the Streams article for which sources pause correctly where.
         public func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
             token.storage.onDemand(handler)
+        }
+
+        /// Reports a misuse by the source behind this sink (a publisher that sent more than was
+        /// requested, …) at the stream's call site, through the diagnostics handler that was
+        /// current where the stream was made: for adapters built on `CallbackStream` in the
+        /// package's other modules, which then need not keep a call site of their own.
+        package func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?) {
+            token.site.report(kind, message, bridge: bridge)
         }
     }
 }

@@ -105,15 +105,15 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    @usableFromInline let mode: Mode
+    // Laid out widest first, the one-byte fields last (they fill the teardown state's padding):
+    // this struct is most of a started stream's memory.
     @usableFromInline let capacity: Int
     /// Waiting policies: demand is reported only once the depth is at most this
     /// (`.suspending(n)`: n − 1, as soon as there is room; `.watermark(low:high:)`: low).
     @usableFromInline let lowWatermark: Int
-    @usableFromInline var phase: Phase
-    @usableFromInline var teardown: TeardownState = .notYetReturned
     /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
-    @usableFromInline var buffer: RingBuffer<Element>
+    /// Append through `enqueue(_:)`, which knows how far the policy lets it grow.
+    @usableFromInline var buffer = StreamRing<Element>()
     /// The consumer suspended in `next()`; only while streaming with nothing buffered.
     @usableFromInline var consumer: Consumer?
     /// `await send`s waiting for room, oldest first.
@@ -125,12 +125,27 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// the difference, so the producer is never told it may send more than fits.
     @usableFromInline var granted = 0
     @usableFromInline var droppedCount = 0
+    /// The stream's `onDrop`/`onUndelivered`, and where it was made (for diagnostics). Never
+    /// change: read without the lock (``CallbackStreamStorage/undelivered``), and stored here
+    /// once rather than in each token.
+    @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
+    @usableFromInline let site: CallSite
+    @usableFromInline var phase: Phase
+    @usableFromInline var teardown: TeardownState = .notYetReturned
+    @usableFromInline let mode: Mode
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
     @usableFromInline var reportedYieldAfterFinish = false
 
     @inlinable
-    init(policy: BufferingPolicy, builder: Builder) {
+    init(
+        policy: BufferingPolicy,
+        builder: Builder,
+        undelivered: CallbackStream<Element, Failure>.UndeliveredHandler? = nil,
+        site: CallSite = CallSite(fileID: #fileID, line: #line)
+    ) {
+        self.undelivered = undelivered
+        self.site = site
         switch policy.kind {
         case .unbounded: (mode, capacity) = (.unbounded, Int.max)
         case .dropNewest(let n): (mode, capacity) = (.dropNewest, n)
@@ -140,18 +155,24 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
         if case .watermark(let low, _) = policy.kind { lowWatermark = low } else { lowWatermark = capacity - 1 }
         phase = .idle(builder)
-        buffer = Self.makeBuffer(mode: mode, capacity: capacity)
     }
 
-    /// Lossy policies never hold more than `capacity`: allocate no more than that.
-    @inlinable
-    static func makeBuffer(mode: Mode, capacity: Int) -> RingBuffer<Element> {
+    /// Appends to the buffer. Its first allocation has room for 4 elements (fewer when the
+    /// policy's capacity is smaller: a stream that buffers one element at a time keeps a small
+    /// allocation), it doubles from there, and lossy policies never grow it past their capacity.
+    @inlinable @inline(__always)
+    mutating func enqueue(_ element: __owned Element) {
         switch mode {
-        case .dropNewest, .dropOldest: RingBuffer(initialCapacity: Swift.min(capacity, 8), maximumCapacity: capacity)
-        case .suspending: RingBuffer(initialCapacity: Swift.min(Swift.max(capacity, 1), 8))
-        case .unbounded: RingBuffer()
+        case .dropNewest, .dropOldest:
+            buffer.append(element, initialCapacity: Swift.min(capacity, Self.initialBufferCapacity), maximumCapacity: capacity)
+        case .suspending:
+            buffer.append(element, initialCapacity: Swift.min(Swift.max(capacity, 1), Self.initialBufferCapacity), maximumCapacity: .max)
+        case .unbounded:
+            buffer.append(element, initialCapacity: Self.initialBufferCapacity, maximumCapacity: .max)
         }
     }
+
+    @inlinable static var initialBufferCapacity: Int { 4 }
 
     /// Whether taking an element may give the producer more demand (`.suspending(n)`, n > 0).
     @inlinable var signalsDemandOnTake: Bool { mode == .suspending && capacity > 0 }
@@ -176,11 +197,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     @inlinable
-    mutating func discardBuffer() -> RingBuffer<Element>? {
+    mutating func discardBuffer() -> StreamRingStorage<Element>? {
         guard !buffer.isEmpty else { return nil }
-        let old = buffer
-        buffer = Self.makeBuffer(mode: mode, capacity: capacity)
-        return old
+        return buffer.take()
     }
 
     /// The teardown to run now for `termination`, if it was returned and not yet taken.
@@ -220,6 +239,25 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case suspend
     }
 
+    /// `next()`'s common case, inlined into the consumer's loop: an element is buffered and
+    /// taking it gives nobody anything (no sender waiting for room, no demand to report). Nil
+    /// means "ask `next()`". A non-empty buffer implies `.streaming` or `.finished` (the buffer
+    /// is discarded on termination, and nothing is yielded before the builder runs), where
+    /// `next()` would return the same element with no sender and no demand.
+    @inlinable @inline(__always)
+    mutating func takeBuffered() -> Element? {
+        guard !signalsDemandOnTake, senders.isEmpty else { return nil }
+        return buffer.popFirst()
+    }
+
+    /// `yield`'s common case, inlined into the producer: under `.unbounded`, while streaming with
+    /// no consumer waiting, the element only joins the buffer and the answer is `.enqueued`.
+    @inlinable @inline(__always)
+    var yieldOnlyBuffers: Bool {
+        guard mode == .unbounded, consumer == nil, case .streaming = phase else { return false }
+        return true
+    }
+
     /// The consumer asks for an element without suspending.
     @inlinable
     mutating func next() -> NextAction {
@@ -229,7 +267,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 var sender: SenderContinuation?
                 if !senders.isEmpty && buffer.count < capacity {
                     let first = senders.removeFirst()
-                    buffer.append(first.element)
+                    enqueue(first.element)
                     sender = first.continuation
                 }
                 return .element(element, sender: sender, demand: signalsDemandOnTake ? demandAfterTake() : nil)
@@ -347,7 +385,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             consumer: Consumer?,
             senders: [Sender],
             teardown: (Teardown, Termination)?,
-            discarded: RingBuffer<Element>?,
+            discarded: StreamRingStorage<Element>?,
             demand: DemandHandler?
         )
     }
@@ -412,28 +450,28 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             }
             switch mode {
             case .unbounded:
-                buffer.append(element)
+                enqueue(element)
                 return .answer(.enqueued)
             case .dropNewest:
                 // `.drop`: while the builder runs, the first next() is the waiting consumer.
                 if buffer.count < capacity {
-                    buffer.append(element)
+                    enqueue(element)
                     return .answer(.enqueued)
                 }
                 droppedCount += 1
                 return .dropped(element)
             case .dropOldest:
                 if buffer.count < capacity {
-                    buffer.append(element)
+                    enqueue(element)
                     return .answer(.enqueued)
                 }
                 let oldest = buffer.popFirst()!
-                buffer.append(element)
+                enqueue(element)
                 droppedCount += 1
                 return .dropped(oldest)
             case .suspending:
                 useDemand()
-                buffer.append(element)
+                enqueue(element)
                 return .answer(buffer.count + senders.count >= capacity ? .stopProducing : .enqueued)
             }
         case .finished, .terminated:
@@ -545,7 +583,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if !senders.isEmpty {
                 resumed.reserveCapacity(senders.count)
                 for sender in senders {
-                    buffer.append(sender.element)
+                    enqueue(sender.element)
                     if let continuation = sender.continuation { resumed.append(continuation) }
                 }
                 senders = []

@@ -11,9 +11,20 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @usableFromInline let state: LockedState<Machine>
 
     @inlinable
-    init(policy: BufferingPolicy, builder: @escaping CallbackStream<Element, Failure>.AnyBuilder) {
-        state = .create(Machine(policy: policy, builder: builder))
+    init(
+        policy: BufferingPolicy,
+        builder: @escaping CallbackStream<Element, Failure>.AnyBuilder,
+        undelivered: Undelivered?,
+        site: CallSite
+    ) {
+        state = .create(Machine(policy: policy, builder: builder, undelivered: undelivered, site: site))
     }
+
+    /// The stream's `onDrop`/`onUndelivered` handler: a `let` of the state, read without the lock.
+    @inlinable var undelivered: Undelivered? { state.readConstant { $0.pointee.undelivered } }
+
+    /// Where the stream was made: a `let` of the state, read without the lock.
+    @inlinable var site: CallSite { state.readConstant { $0.pointee.site } }
 
     // MARK: Consumer side
 
@@ -53,7 +64,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         undelivered: Undelivered?,
         site: CallSite
     ) {
-        let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self, undelivered: undelivered, site: site)))
+        let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)))
         runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
@@ -87,8 +98,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 
     // MARK: Producer side
 
+    /// Acts on a yield's (or a send's) decision, outside the lock. Reads the handler and the call
+    /// site only on the paths that use them (a computed read copies them: a dropped element would pay a retain and a release of
+    /// the call site's string and handler, ≈ 25 instructions, for a report it does not make).
     @inlinable
-    func act(_ action: Machine.YieldAction, undelivered: Undelivered?, site: CallSite) -> Machine.YieldResult {
+    func act(_ action: Machine.YieldAction) -> Machine.YieldResult {
         switch action {
         case .resumeConsumer(let consumer, let element, let demand, let result):
             consumer.resume(returning: Delivery(.success(element), demand: demand))
@@ -110,15 +124,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     func send(
         _ element: Element,
-        undelivered: Undelivered?,
-        site: CallSite,
         isolation: isolated (any Actor)?
     ) async -> Machine.YieldResult {
         let pending: Element
         let id: UInt64
         switch state.withLock({ $0.trySend(element) }) {
         case .done(let action):
-            return act(action, undelivered: undelivered, site: site)
+            return act(action)
         case .mustWait(let element, let senderID):
             (pending, id) = (element, senderID)
         }
@@ -128,7 +140,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 case .suspended:
                     if Task.isCancelled { cancelSender(id: id) }  // cancelled before it was enqueued
                 case .resumeNow(let continuation, let action):
-                    continuation.resume(returning: Handoff(act(action, undelivered: undelivered, site: site)))
+                    continuation.resume(returning: Handoff(act(action)))
                 }
             }
         } onCancel: {
@@ -192,47 +204,35 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 /// its loop or dropped the iterator), which ends the iteration and runs the teardown.
 ///
 /// The producer's sink references the storage too, so the storage's own deinit cannot tell.
+/// One reference and nothing else (the handler and call site are read from the storage): every
+/// started stream has one.
 @usableFromInline
 final class ConsumerToken<Element, Failure: Error> {
     @usableFromInline let storage: CallbackStreamStorage<Element, Failure>
-    @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
-    @usableFromInline let site: CallSite
 
     @inlinable
-    init(
-        _ storage: CallbackStreamStorage<Element, Failure>,
-        undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?,
-        site: CallSite
-    ) {
-        self.storage = storage
-        self.undelivered = undelivered
-        self.site = site
-    }
+    init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
+
+    @inlinable var undelivered: CallbackStream<Element, Failure>.UndeliveredHandler? { storage.undelivered }
+    @inlinable var site: CallSite { storage.site }
 
     @inlinable
-    deinit { storage.terminateConsumer(undelivered: undelivered) }
+    deinit { storage.terminateConsumer(undelivered: storage.undelivered) }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is
 /// released without `finish()`, the stream finishes (and reports it) instead of leaving its
-/// consumer suspended forever.
+/// consumer suspended forever. One reference, like ``ConsumerToken``.
 @usableFromInline
 final class SinkToken<Element, Failure: Error>: Sendable {
     @usableFromInline let storage: CallbackStreamStorage<Element, Failure>
-    @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
-    @usableFromInline let site: CallSite
 
     @inlinable
-    init(
-        _ storage: CallbackStreamStorage<Element, Failure>,
-        undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?,
-        site: CallSite
-    ) {
-        self.storage = storage
-        self.undelivered = undelivered
-        self.site = site
-    }
+    init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
+
+    @inlinable var undelivered: CallbackStream<Element, Failure>.UndeliveredHandler? { storage.undelivered }
+    @inlinable var site: CallSite { storage.site }
 
     @inlinable
-    deinit { storage.producerReleased(site: site) }
+    deinit { storage.producerReleased(site: storage.site) }
 }

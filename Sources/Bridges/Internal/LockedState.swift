@@ -100,6 +100,15 @@ package struct LockedState<State> {
         return LockedState(storage: storage)
     }
 
+    /// Reads a field of the state that never changes after creation (a `let`) without the lock.
+    /// `body` must project only that field (`{ $0.pointee.site }`): it is written by nothing
+    /// after creation, so the read races with nothing, whereas copying the whole state would
+    /// read fields that other threads write under the lock.
+    @inlinable
+    package func readConstant<R>(_ body: (UnsafeMutablePointer<State>) -> R) -> R {
+        storage.withUnsafeMutablePointerToHeader { body($0) }
+    }
+
     @inlinable
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try storage.withUnsafeMutablePointers { state, lock in
