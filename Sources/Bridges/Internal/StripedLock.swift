@@ -1,17 +1,17 @@
 /// A fixed table of locks shared by small objects that must not pay for a lock of their own
 /// (an allocation, or a `pthread_mutex_init`/`destroy` pair per object): ``Cancellation`` and
-/// the single-shot bridge's storage. An object's lock is picked by its address.
+/// the single-shot bridge's storage, and the `publisher.stream` subscriber. An object's lock is picked by its address.
 ///
 /// Rules that keep sharing safe: a striped lock is held only around a few loads and stores of
 /// the object's own fields, never while calling out, resuming, or taking another lock (so two
 /// objects that share a stripe can never deadlock), and never across an `await`.
 @usableFromInline
-struct _StripedLocks: @unchecked Sendable {
+package struct _StripedLocks: @unchecked Sendable {
     // @unchecked Sendable: the table is created once (a `static let`, so thread-safe lazy
     // initialisation), never freed or moved, and each entry is a lock made for sharing.
     @usableFromInline let table: UnsafeMutablePointer<PlatformLock>
 
-    @usableFromInline static let count = 64   // a power of two
+    @usableFromInline package static let count = 64   // a power of two
 
     @usableFromInline static let shared: _StripedLocks = {
         let table = UnsafeMutablePointer<PlatformLock>.allocate(capacity: count)
@@ -32,7 +32,7 @@ struct _StripedLocks: @unchecked Sendable {
 
     /// Runs `body` with `object`'s lock held. `body` must only read and write `object`'s fields.
     @inlinable
-    static func withLock<R>(for object: AnyObject, _ body: () throws -> R) rethrows -> R {
+    package static func withLock<R>(for object: AnyObject, _ body: () throws -> R) rethrows -> R {
         let lock = lock(for: object)
         _lock(lock)
         defer { _unlock(lock) }

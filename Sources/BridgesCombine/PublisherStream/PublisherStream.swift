@@ -71,18 +71,18 @@ extension Publisher {
         fileID: String,
         line: UInt
     ) -> CallbackStream<Output, Failure> {
-        // Erased so that the builder captures no `Self` metatype (which need not be Sendable).
-        let upstream = PublisherBox(eraseToAnyPublisher())
-        let reporter = Reporter(fileID: fileID, line: line)
+        // One object per stream, the builder's only capture (so the builder closure allocates no
+        // context): the publisher as its concrete type and `yield`, formed here,
+        // in inlinable code: specialised for the caller's element type. Held as its base class,
+        // so that the builder captures no `Self` metatype (which need not be Sendable).
+        let source: PublisherStreamConfig<Output, Failure> = PublisherStreamSource(
+            self,
+            yield: { sink, element in if case .terminated = sink.yield(element) { true } else { false } },
+            demandDriven: policy.isWaiting
+        )
         return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
-            // `yield` is formed here, in inlinable code: specialised for the caller's element type.
-            let subscriber = StreamSubscriber<Output, Failure>(
-                sink: sink,
-                yield: { if case .terminated = sink.yield($0) { true } else { false } },
-                demandDriven: policy.isWaiting,
-                reporter: reporter
-            )
-            if policy.isWaiting {
+            let subscriber = StreamSubscriber<Output, Failure>(sink: sink, config: source)
+            if source.demandDriven {
                 // Strong: the subscriber holds the sink, but the stream releases its demand
                 // handler when it finishes or its consumer ends it (and refuses one registered
                 // later), so the cycle ends with the stream; until then the teardown holds the
@@ -90,21 +90,12 @@ extension Publisher {
                 // instructions under callgrind).
                 sink.onDemand { count in subscriber.consumerCanTake(count) }
             }
-            upstream.publisher.subscribe(subscriber)
-            return Cancellation { subscriber.cancelUpstream() }
+            source.subscribe(subscriber)
+            // A teardown handler, not a `Cancellation`: no token object, and (like the demand
+            // handler) a closure whose only capture is the subscriber, so no context either.
+            return .onTermination { _ in subscriber.cancelUpstream() }
         }
     }
-}
-
-/// Carries a publisher into the stream's `@Sendable` builder.
-///
-/// Combine publishers are not declared `Sendable`, but a publisher is a description of how to
-/// subscribe (a value) or a subject whose `subscribe` is thread-safe; the box only ever calls
-/// `subscribe`, once per iteration, from the consuming task — what `subscribe(on:)` does.
-@usableFromInline
-struct PublisherBox<Output, Failure: Error>: @unchecked Sendable {
-    @usableFromInline let publisher: AnyPublisher<Output, Failure>
-    @inlinable init(_ publisher: AnyPublisher<Output, Failure>) { self.publisher = publisher }
 }
 
 #endif

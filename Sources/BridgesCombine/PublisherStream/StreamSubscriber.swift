@@ -7,6 +7,72 @@ import OpenCombine
 #if canImport(Combine) || OpenCombine
 import Bridges
 
+/// What every iteration of one `publisher.stream(buffering:)` starts from: made once per stream
+/// and held by its builder only (whose only capture it is, so the builder closure needs no
+/// context of its own). Each iteration's subscriber copies the little it needs, so that once
+/// the stream has started (and the engine has let go of the builder) this object is freed,
+/// unless the caller keeps the stream itself to iterate again.
+///
+/// Not generic over the publisher, so that the builder does not capture the publisher's type:
+/// see ``PublisherStreamSource`` for the publisher.
+@usableFromInline
+class PublisherStreamConfig<Input, Failure: Error>: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is a `let` of a Sendable type (the subclass's
+    // publisher is justified there).
+
+    /// `sink.yield(element)`, formed in the inlinable `stream(buffering:)`, i.e. specialised in the
+    /// caller for the concrete element type; true if the stream is over.
+    @usableFromInline let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool
+    /// A waiting policy: demand comes from the sink's `onDemand`; otherwise `.unlimited` once.
+    @usableFromInline let demandDriven: Bool
+
+    @usableFromInline
+    init(
+        yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool,
+        demandDriven: Bool
+    ) {
+        self.yield = yield
+        self.demandDriven = demandDriven
+    }
+
+    /// `publisher.subscribe(subscriber)`, overridden by ``PublisherStreamSource``: the builder
+    /// holds this base class, so that it captures no `Self` metatype of the publisher (which
+    /// need not be Sendable).
+    @usableFromInline
+    func subscribe(_ subscriber: StreamSubscriber<Input, Failure>) {
+        preconditionFailure("PublisherStreamConfig is abstract")
+    }
+}
+
+/// The publisher a stream subscribes to on each iteration, with the shared configuration.
+///
+/// Combine publishers are not declared `Sendable`, but a publisher is a description of how to
+/// subscribe (a value) or a subject whose `subscribe` is thread-safe; the stream only ever calls
+/// `subscribe`, once per iteration, from the consuming task — what `subscribe(on:)` does. Kept as
+/// its concrete type (no `AnyPublisher` box per stream).
+@usableFromInline
+final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Upstream.Output, Upstream.Failure>,
+    @unchecked Sendable
+{
+    // @unchecked Sendable: `publisher` is a `let`, only ever used to call `subscribe` (above).
+    @usableFromInline let publisher: Upstream
+
+    @usableFromInline
+    init(
+        _ publisher: Upstream,
+        yield: @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) -> Bool,
+        demandDriven: Bool
+    ) {
+        self.publisher = publisher
+        super.init(yield: yield, demandDriven: demandDriven)
+    }
+
+    @usableFromInline
+    override func subscribe(_ subscriber: StreamSubscriber<Upstream.Output, Upstream.Failure>) {
+        publisher.subscribe(subscriber)
+    }
+}
+
 /// The subscriber behind ``Combine/Publisher/stream(buffering:onDrop:fileID:line:)``: yields
 /// into a ``CallbackStream`` sink and turns the consumer's capacity into upstream demand.
 ///
@@ -16,34 +82,38 @@ import Bridges
 /// - Otherwise `request(.unlimited)` once, and the policy decides what to keep.
 /// - The subscription is cancelled at most once, and never after upstream completed.
 ///
+/// One allocation per subscription (≈ 65 B): the state is stored in the object itself, under a
+/// lock of the package's striped lock table (shared with `Cancellation` and `withCallback`, picked by address) rather than a lock object of its own;
+/// the demand handler and the teardown are closures whose only capture is this object (so they
+/// allocate no context).
+///
 /// Specialised per element: `Subscriber.receive(_:)` is a witness of a generic class, called by
-/// upstream in its generic form, so it touches only non-generic state (``StreamSubscriberState``,
-/// no runtime metadata look-ups) and yields through `yield`, a closure formed in the inlinable
-/// `stream(buffering:)`, i.e. specialised in the caller for the concrete element type.
+/// upstream in its generic form, so it touches only non-generic state (stored first, at fixed
+/// offsets; no runtime metadata look-ups) and yields through `yield`, a closure
+/// formed in the inlinable `stream(buffering:)`, i.e. specialised in the caller.
 @usableFromInline
 final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {
-    // @unchecked: mutable state is in `state`, behind its lock; the subscription and the sink
-    // are called outside it.
-    @usableFromInline typealias State = StreamSubscriberState
+    // @unchecked: `upstream` and `demand` are read and written only with this object's lock
+    // from the striped lock table held; the rest is `let`. The subscription and the sink are called
+    // outside the lock.
 
-    private let state = LockedState(State())
+    /// Guarded by the lock.
+    @exclusivity(unchecked) private var upstream: StreamSubscriberUpstream = .awaiting
+    /// Guarded by the lock. Demand-driven only: while `.awaiting`, what the consumer made room
+    /// for before the subscription arrived; once `.subscribed`, what was requested and not yet
+    /// received, as this subscriber counts it.
+    @exclusivity(unchecked) private var demand: Subscribers.Demand = .none
+
     private let sink: CallbackStream<Input, Failure>.Sink
     /// `sink.yield(element)`, specialised where the stream was made; true if the stream is over.
-    private let yield: @Sendable (sending Input) -> Bool
+    private let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool
     private let demandDriven: Bool
-    private let reporter: Reporter
 
     @usableFromInline
-    init(
-        sink: CallbackStream<Input, Failure>.Sink,
-        yield: @escaping @Sendable (sending Input) -> Bool,
-        demandDriven: Bool,
-        reporter: Reporter
-    ) {
+    init(sink: CallbackStream<Input, Failure>.Sink, config: PublisherStreamConfig<Input, Failure>) {
         self.sink = sink
-        self.yield = yield
-        self.demandDriven = demandDriven
-        self.reporter = reporter
+        self.yield = config.yield
+        self.demandDriven = config.demandDriven
     }
 
     // MARK: - Consumer side
@@ -53,13 +123,13 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     func consumerCanTake(_ count: Int) {
         guard count > 0 else { return }
         let demand: Subscribers.Demand = count == .max ? .unlimited : .max(count)
-        let subscription = state.withLock { state -> (any Subscription)? in
-            switch state.upstream {
+        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+            switch upstream {
             case .awaiting:
-                state.pendingDemand += demand
+                self.demand += demand
                 return nil
             case .subscribed(let subscription):
-                state.outstanding += demand
+                self.demand += demand
                 return subscription
             case .done:
                 return nil
@@ -71,9 +141,9 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
     @usableFromInline
     func cancelUpstream() {
-        let subscription = state.withLock { state -> (any Subscription)? in
-            defer { state.upstream = .done }
-            if case .subscribed(let subscription) = state.upstream { return subscription }
+        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+            defer { upstream = .done }
+            if case .subscribed(let subscription) = upstream { return subscription }
             return nil
         }
         subscription?.cancel()
@@ -83,13 +153,12 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 
     @usableFromInline
     func receive(subscription: any Subscription) {
-        let demand = state.withLock { state -> Subscribers.Demand? in
-            guard case .awaiting = state.upstream else { return nil }
-            state.upstream = .subscribed(subscription)
-            guard demandDriven else { return .unlimited }
-            defer { state.pendingDemand = .none }
-            state.outstanding = state.pendingDemand
-            return state.pendingDemand
+        let reference = StreamSubscriberUpstream.reference(to: subscription)
+        let demand = _StripedLocks.withLock(for: self) { () -> Subscribers.Demand? in
+            guard case .awaiting = upstream else { return nil }
+            upstream = .subscribed(reference)
+            // `demand` now counts what is outstanding: the pending demand about to be requested.
+            return demandDriven ? self.demand : .unlimited
         }
         guard let demand else {
             // A second subscription, or the consumer already left: Combine says cancel it.
@@ -104,7 +173,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// instructions per element under callgrind, publisher.range.rendezvous).
     @inline(never)
     func deliverBeforeSubscription(_ input: Input) {
-        reporter.report(
+        sink.report(
             .other("valueBeforeSubscription"),
             "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
             bridge: self
@@ -114,19 +183,28 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         sink.finish()
     }
 
+    @inline(never)
+    func reportExcess() {
+        sink.report(
+            .excessEmission,
+            "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped",
+            bridge: self
+        )
+    }
+
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
-        let verdict = state.withLock { state -> StreamSubscriberVerdict in
-            if case .awaiting = state.upstream {
+        let verdict = _StripedLocks.withLock(for: self) { () -> StreamSubscriberVerdict in
+            if case .awaiting = upstream {
                 // A broken publisher: nothing was requested, and nothing could be. End here,
                 // so that the consumer does not wait forever for a subscription.
-                state.upstream = .done
+                upstream = .done
                 return .beforeSubscription
             }
-            guard case .subscribed = state.upstream else { return .ignore }
+            guard case .subscribed = upstream else { return .ignore }
             guard demandDriven else { return .yield }
-            guard state.outstanding > .none else { return .excess }
-            state.outstanding -= 1
+            guard demand > .none else { return .excess }
+            demand -= 1
             return .yield
         }
         switch verdict {
@@ -137,29 +215,29 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
             deliverBeforeSubscription(input)
             return .none
         case .excess:
-            reporter.report(
-                .excessEmission,
-                "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped",
-                bridge: self
-            )
+            reportExcess()
         case .yield:
             break
         }
         // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. Only
         // `stream` (Output: Sendable) and `uncheckedStream` (the caller vouches) get here.
         nonisolated(unsafe) let element = input
-        if yield(element) { cancelUpstream() }
+        if yield(sink, element) { cancelUpstream() }
         return .none
     }
 
     @usableFromInline
     func receive(completion: Subscribers.Completion<Failure>) {
-        let first = state.withLock { state -> Bool in
-            guard case .subscribed = state.upstream else { return false }
-            state.upstream = .done
-            return true
+        // The subscription is moved out and released here, after the lock: if this was its last
+        // reference, its deinit must not run under a striped lock (it might take one itself,
+        // and the stripe it picks can be this one).
+        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+            guard case .subscribed(let subscription) = upstream else { return nil }
+            upstream = .done
+            return subscription
         }
-        guard first else { return }
+        guard subscription != nil else { return }
+        withExtendedLifetime(subscription) {}
         switch completion {
         case .finished: sink.finish()
         case .failure(let error): sink.finish(throwing: error)
@@ -170,23 +248,39 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 /// What `receive(_:)` does with an element (top level, not generic, like the state).
 private enum StreamSubscriberVerdict { case yield, excess, ignore, beforeSubscription }
 
-/// The subscriber's state: not nested in the generic class (that would make it generic too, and
-/// every lock of it a runtime metadata look-up in the unspecialised witnesses).
+/// Where the subscriber is with upstream: not nested in the generic class (that would make it
+/// generic too, and every access of it a runtime metadata look-up in the unspecialised witnesses).
+///
+/// 16 bytes, not 40: the subscription is held as a class existential (an object and a witness
+/// table) rather than `any Subscription` (a three-word inline buffer, its type and a witness
+/// table). Subscriptions are objects in practice; one that is a value (`Subscriptions.empty`) is
+/// boxed in a ``SubscriptionBox``, one allocation for that rare case.
 @usableFromInline
-struct StreamSubscriberState {
-    enum Upstream {
-        /// Created; `receive(subscription:)` not called yet.
-        case awaiting
-        case subscribed(any Subscription)
-        /// Completed by upstream or cancelled by the consumer. Terminal.
-        case done
-    }
+enum StreamSubscriberUpstream {
+    /// Created; `receive(subscription:)` not called yet.
+    case awaiting
+    case subscribed(any Subscription & AnyObject)
+    /// Completed by upstream or cancelled by the consumer. Terminal.
+    case done
 
-    var upstream: Upstream = .awaiting
-    /// Demand the consumer made room for before the subscription arrived (demand-driven only).
-    var pendingDemand: Subscribers.Demand = .none
-    /// Requested and not yet received, as this subscriber counts it (demand-driven only).
-    var outstanding: Subscribers.Demand = .none
+    /// `subscription` itself if it is an object, otherwise a box that forwards to it.
+    static func reference(to subscription: any Subscription) -> any Subscription & AnyObject {
+        // A value cast to plain `AnyObject` succeeds (the runtime boxes it); cast to
+        // `Subscription & AnyObject` it fails with this toolchain, and the metatype check keeps
+        // it that way on every runtime: only a class instance takes the direct path.
+        if type(of: subscription) is AnyClass, let object = subscription as? any Subscription & AnyObject {
+            return object
+        }
+        return SubscriptionBox(subscription)
+    }
+}
+
+/// A subscription that is a value, made an object (see ``StreamSubscriberUpstream``).
+final class SubscriptionBox: Subscription {
+    let subscription: any Subscription
+    init(_ subscription: any Subscription) { self.subscription = subscription }
+    func request(_ demand: Subscribers.Demand) { subscription.request(demand) }
+    func cancel() { subscription.cancel() }
 }
 
 #endif
