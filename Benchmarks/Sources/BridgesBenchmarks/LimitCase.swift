@@ -159,3 +159,25 @@ func limitSPSC(_ producer: ProducerKind, n: Int) async throws -> Sample {
         return tally.sample(ns: ns, sent: n)
     }
 }
+
+/// depth.D through the minimal design: one task fills it to depth D and drains it, as
+/// `bridgesDepth` does, so the comparison is exact under callgrind (no thread hand-over).
+func limitDepth(_ depth: Int, n: Int) async throws -> Sample {
+    try await detachedRun {
+        let rounds = n == 0 ? 0 : max(n / depth, 1)
+        let (tally, ns) = await timed { () async -> Tally in
+            let channel = MinimalChannel<Int>()
+            var iterator = MinimalStream(channel: channel).makeAsyncIterator()
+            var tally = Tally()
+            var value = 0
+            for _ in 0..<rounds {
+                for _ in 0..<depth { channel.yield(value); value += 1 }
+                for _ in 0..<depth { tally.add(await iterator.next()!) }
+            }
+            channel.finish()
+            return tally
+        }
+        try tally.check("depth.\(depth) limit", sent: rounds * depth, lossless: true)
+        return tally.sample(ns: ns, sent: rounds * depth)
+    }
+}

@@ -115,7 +115,8 @@ func runScaling(_ config: Config) async {
         await compare(
             "depth.\(depth)", peer: "AsyncStream", config: config,
             bridges: { try await bridgesDepth(depth, n: depthN) },
-            peer: { try await asyncStreamDepth(depth, n: depthN) }
+            peer: { try await asyncStreamDepth(depth, n: depthN) },
+            limit: { try await limitDepth(depth, n: depthN) }
         )
     }
     let rows = Report.shared.rows.filter { $0.name.hasPrefix("depth.") }
