@@ -236,7 +236,7 @@ struct WithCallbackMisuseTests {
     }
 }
 
-@Suite("withCallback: cancellation and timeouts")
+@Suite("withCallback: cancellation and timeouts", .timeLimit(.minutes(3)))
 struct WithCallbackCancellationTests {
     /// A legacy operation that keeps its completion handler after calling it (many do), and a
     /// token that captures that operation: operation → `done` → bridge → token → operation.
@@ -364,20 +364,80 @@ struct WithCallbackCancellationTests {
         #expect(late.values == [8])
     }
 
-    @Test func timeout_whenTheCallbackWins_isCancelledAndNeverFires() async throws {
-        let sleeperCancelled = Signal()
-        let value = try await withCallback(
-            timeout: .custom("never") {
-                await withTaskCancellationHandler {
-                    await Signal().wait()  // would sleep forever
-                } onCancel: { sleeperCancelled.open() }
-                throw CancellationError()
-            }
-        ) { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-            DispatchQueue.global().async { done(.success(4)) }
+    /// The clock is running (its Task started and is sleeping) when the legacy API calls back:
+    /// the task returns the value, and the timeout's Task is cancelled rather than left to sleep.
+    @Test func timeout_whenTheCallbackWinsWhileTheClockRuns_isCancelledAndNeverFires() async throws {
+        let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
+        let sleeping = Signal(), sleeperCancelled = Signal()
+        let task = Task {
+            try await withCallback(
+                timeout: .custom("never") {
+                    sleeping.open()
+                    await withTaskCancellationHandler {
+                        await Signal().wait()  // would sleep forever
+                    } onCancel: { sleeperCancelled.open() }
+                    throw CancellationError()
+                }
+            ) { done in api.start(done) }
         }
-        #expect(value == 4)
+        await sleeping.wait()
+        api.stored(.success(4))
+        #expect(try await task.value == 4)
         await sleeperCancelled.wait()  // the timeout's task was cancelled, not leaked
+        #expect(api.cancelled.count == 0, "a completed call is not cancelled")
+    }
+
+    /// A callback that comes before the frame suspends (here: inside the body) ends the bridge
+    /// before there is anything to time: the clock's Task is never started, and its closure and
+    /// captures are released with the call.
+    @Test func timeout_whenTheCallbackComesBeforeTheSuspension_neverStartsTheClock() async throws {
+        let clockRuns = Collected<Void>()
+        let clockReleased = Signal()
+        let value: Int = try await {
+            let canary = Canary(released: clockReleased)
+            return try await withCallback(
+                timeout: .custom("never") { _ = canary; clockRuns.append(()); try await suspendUntilCancelled() }
+            ) { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in done(.success(4)) }
+        }()
+        #expect(value == 4)
+        await clockReleased.wait()
+        #expect(clockRuns.count == 0, "no clock runs for a call that ended before it suspended")
+    }
+
+    /// The callback races the frame's suspension from another thread: whichever is first, the
+    /// value is returned, and the clock is either never started or started and cancelled; in both
+    /// cases what it captured is released. (This test used to wait for the clock's cancellation
+    /// unconditionally and hung, without a time limit, whenever the callback won before the clock
+    /// started.)
+    @Test(.timeLimit(.minutes(1)))
+    func timeout_whenTheCallbackRacesTheSuspension_theClockNeverOutlivesTheCall() async throws {
+        var started = 0
+        for iteration in 0..<1_000 {
+            let clockStarted = Collected<Void>()
+            let clockReleased = Signal(), sleeperCancelled = Signal()
+            let value: Int = try await {
+                let canary = Canary(released: clockReleased)
+                return try await withCallback(
+                    timeout: .custom("never") {
+                        _ = canary
+                        clockStarted.append(())
+                        await withTaskCancellationHandler {
+                            await Signal().wait()
+                        } onCancel: { sleeperCancelled.open() }
+                        throw CancellationError()
+                    }
+                ) { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
+                    DispatchQueue.global().async { done(.success(iteration)) }
+                }
+            }()
+            #expect(value == iteration)
+            await clockReleased.wait()  // the clock's closure is gone, whether or not it ran
+            if clockStarted.count > 0 {
+                started += 1
+                await sleeperCancelled.wait()
+            }
+        }
+        print("callback vs the clock's start: the clock started (and was cancelled) in \(started) of 1000 calls")
     }
 }
 
