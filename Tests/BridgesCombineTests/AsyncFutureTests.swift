@@ -9,7 +9,7 @@ import Bridges
 
 #if canImport(Combine) || OpenCombine
 
-@Suite struct AsyncFutureTests {
+@Suite(.timeLimit(.minutes(3))) struct AsyncFutureTests {
     struct Boom: Error, Equatable {}
 
     @Test func deliversTheValue_thenFinishes() async {

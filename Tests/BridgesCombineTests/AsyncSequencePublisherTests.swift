@@ -10,7 +10,7 @@ import Bridges
 #if canImport(Combine) || OpenCombine
 
 /// Demand-compliance laws for `sequence.publisher()`, checked with a recording subscriber.
-@Suite struct AsyncSequencePublisherTests {
+@Suite(.timeLimit(.minutes(3))) struct AsyncSequencePublisherTests {
     // MARK: - Demand
 
     /// Without demand the task fetches one element ahead (so that an empty sequence can

@@ -10,7 +10,7 @@ import Bridges
 #if canImport(Combine) || OpenCombine
 
 /// The pure demand bookkeeping behind `sequence.publisher()`, event by event.
-@Suite struct AsyncSequenceSubscriptionStateMachineTests {
+@Suite(.timeLimit(.minutes(3))) struct AsyncSequenceSubscriptionStateMachineTests {
     typealias Machine = AsyncSequenceSubscriptionStateMachine<String>
 
     // MARK: - Subscription

@@ -9,7 +9,7 @@ import Bridges
 
 #if canImport(Combine) || OpenCombine
 
-@Suite struct CancellationCombineTests {
+@Suite(.timeLimit(.minutes(3))) struct CancellationCombineTests {
     @Test func anyCancellable_fromCancellation_cancelsItOnCancel() {
         let runs = Counter()
         let token = Cancellation { runs.increment() }

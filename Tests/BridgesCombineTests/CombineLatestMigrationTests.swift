@@ -12,7 +12,7 @@ import Bridges
 /// DESIGN.md scenario 5: a LoginViewModel's `combineLatest` pipeline, consumed with `sink` and
 /// migrated to `for await` over `stream(buffering: .unbounded)`, gives the same outputs.
 /// (On Linux `combineLatest3` is built from OpenCombine's operators: see Support/CombineLatest.swift.)
-@Suite struct CombineLatestMigrationTests {
+@Suite(.timeLimit(.minutes(3))) struct CombineLatestMigrationTests {
     static let script: [(field: Int, text: String)] = [
         (0, "a"), (1, "secret"), (2, "secret"), (1, "secret-pw"), (2, "secret-p"),
         (2, "secret-pw"), (0, ""), (0, "ann"), (1, "x"), (2, "x"),

@@ -9,7 +9,7 @@ import Bridges
 
 #if canImport(Combine) || OpenCombine
 
-@Suite struct DemandRecordingPublisherTests {
+@Suite(.timeLimit(.minutes(3))) struct DemandRecordingPublisherTests {
     @Test func records_subscribe_requests_andCancel_inOrder() async {
         let publisher = DemandRecordingPublisher<Int, Never>()
         let subscriber = RecordingSubscriber<Int, Never>(initialDemand: .max(2))

@@ -11,7 +11,7 @@ import BridgesCombine
 
 /// A publisher that ignores demand floods a `.rendezvous` stream: one report per stream, with
 /// every excess element counted, and nothing lost.
-@Suite struct ExcessEmissionFloodTests {
+@Suite(.timeLimit(.minutes(3))) struct ExcessEmissionFloodTests {
     static let flood = 20_000
 
     @Test func flood_underRendezvous_isReportedOnce_withOccurrencesEqualToTheFlood() async {

@@ -9,7 +9,7 @@ import Bridges
 
 #if canImport(Combine) || OpenCombine
 
-@Suite struct FirstValueTests {
+@Suite(.timeLimit(.minutes(3))) struct FirstValueTests {
     struct Boom: Error, Equatable {}
 
     @Test func firstValue_requestsOne_thenCancels() async throws {

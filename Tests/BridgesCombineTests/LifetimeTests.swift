@@ -31,7 +31,7 @@ struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
 }
 
 /// The bridges' own subscribers are released when the bridge ends, whichever way it ends.
-@Suite struct LifetimeTests {
+@Suite(.timeLimit(.minutes(3))) struct LifetimeTests {
     @Test func streamSubscriber_isReleasedAfterTheConsumerCancels() async {
         let upstream = DemandRecordingPublisher<Int, Never>()
         let box = WeakSubscriberBox()

@@ -51,7 +51,7 @@ enum ObservableAfter {
     // snippet:end publishedToObservable.after
 }
 
-@Suite struct ObservableMigrationTests {
+@Suite(.timeLimit(.minutes(3))) struct ObservableMigrationTests {
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     @Test func published_sink_titleFollowsTheName() {
         weak var releasedModel: PublishedBefore.ProfileModel?

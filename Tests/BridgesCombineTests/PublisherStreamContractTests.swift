@@ -19,7 +19,7 @@ private struct SendsBeforeSubscribing: Publisher {
     }
 }
 
-@Suite struct PublisherStreamContractTests {
+@Suite(.timeLimit(.minutes(3))) struct PublisherStreamContractTests {
     /// Chosen behaviour: the first value is delivered, the stream finishes (it never waits
     /// forever for a subscription), and the misuse is reported once, by name.
     @Test(.timeLimit(.minutes(1)), arguments: [BufferingPolicy.unbounded, .rendezvous, .suspending(2), .latest])

@@ -24,7 +24,7 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
     return maximum
 }
 
-@Suite struct PublisherStreamTests {
+@Suite(.timeLimit(.minutes(3))) struct PublisherStreamTests {
     struct Boom: Error, Equatable {}
 
     // MARK: - Demand per policy
@@ -224,7 +224,7 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
 
 #if canImport(Combine) || OpenCombine
 
-@Suite struct PublisherStreamEdgeTests {
+@Suite(.timeLimit(.minutes(3))) struct PublisherStreamEdgeTests {
     /// Every policy that keeps an element nobody is waiting for yet (all but `.drop`).
     static let policies: [BufferingPolicy] = [.unbounded, .latest, .rendezvous, .suspending(1), .suspending(4), .dropNewest(2), .dropOldest(2)]
 

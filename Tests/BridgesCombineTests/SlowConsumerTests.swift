@@ -11,7 +11,7 @@ import Bridges
 
 /// DESIGN.md scenarios 1 and 3: a fast `PassthroughSubject` and a consumer that awaits between
 /// elements. Every assertion holds whatever the scheduling.
-@Suite struct SlowConsumerTests {
+@Suite(.timeLimit(.minutes(3))) struct SlowConsumerTests {
     /// Any bridge's iterator behind one non-generic type, so the consumer task captures no
     /// generic metatype. OpenCombine's `AsyncPublisher` is not Sendable: the iterator is made
     /// here and used only by the consumer task, so handing it over once is safe.

@@ -144,7 +144,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
 /// The stream subscriber's compact layout: its state under a shared striped lock rather than a
 /// lock of its own, the subscription held as a class existential (a value one boxed), and one
 /// per-stream source shared by every iteration.
-@Suite struct StreamSubscriberLayoutTests {
+@Suite(.timeLimit(.minutes(3))) struct StreamSubscriberLayoutTests {
     /// More live subscriptions than the striped lock table has locks, each fed from its own queue
     /// while its consumer requests from another thread: subscribers that share a lock must
     /// neither corrupt each other's demand count (an excess emission would be reported, or a

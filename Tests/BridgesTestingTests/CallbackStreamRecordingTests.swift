@@ -3,7 +3,7 @@ import Testing
 
 /// The testing module against the real engine: a `CallbackStream` over a `FakeEventSource`,
 /// observed with a `Recorder`, checked for teardown, leaks and misuse.
-@Suite struct CallbackStreamRecordingTests {
+@Suite(.timeLimit(.minutes(3))) struct CallbackStreamRecordingTests {
     struct Failure: Error, Equatable {}
     final class Proxy: Sendable {}
 

@@ -2,7 +2,7 @@ import BridgesTesting
 import Dispatch
 import Testing
 
-@Suite struct DiagnosticsAsFailuresTests {
+@Suite(.timeLimit(.minutes(3))) struct DiagnosticsAsFailuresTests {
     @Test func callbackCalledTwice_failsTheTestAtTheBridgesCallSite() async throws {
         let api = FakeCompletionAPI<Void, Int>()
         let bridgeLine = #line + 4

@@ -3,7 +3,7 @@ import Testing
 
 /// `expectDiagnostics` passes a test of intended misuse without a known issue, and fails one
 /// whose misuse was not reported, or reported differently, at its own call site.
-@Suite struct ExpectDiagnosticsTests {
+@Suite(.timeLimit(.minutes(3))) struct ExpectDiagnosticsTests {
     @Test func doubleCallback_isExpected_andTheFirstValueWins() async throws {
         let api = FakeCompletionAPI<Void, Int>()
         let value = try await expectDiagnostics([.callbackCalledTwice]) {

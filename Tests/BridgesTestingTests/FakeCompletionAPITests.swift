@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct FakeCompletionAPITests {
+@Suite(.timeLimit(.minutes(3))) struct FakeCompletionAPITests {
     struct Failure: Error, Equatable {}
 
     /// Something the code under test captures in its completion handler, to check that the

@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct FakeEventSourceTests {
+@Suite(.timeLimit(.minutes(3))) struct FakeEventSourceTests {
     struct Failure: Error, Equatable {}
 
     /// A hand-written bridge from the source to an AsyncThrowingStream (what CallbackStream

@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct LeakTrackerTests {
+@Suite(.timeLimit(.minutes(3))) struct LeakTrackerTests {
     final class ViewModel: Sendable {}
 
     @Test func released_objects_passSilently() async {

@@ -5,7 +5,7 @@ import Testing
 /// A `@MainActor` view model with fire-and-forget `Task {}`s, tested with TestClock and
 /// `runUntilIdle()` alone: no `waitForSleepers`, no yields. Its tasks run on the main actor;
 /// `runUntilIdle` (and TestClock, which settles the same way) drains what they queue there.
-@Suite struct MainActorQuiescenceTests {
+@Suite(.timeLimit(.minutes(3))) struct MainActorQuiescenceTests {
     @MainActor final class SearchViewModel {
         private(set) var results: [String] = []
         private(set) var isSearching = false

@@ -5,7 +5,7 @@ import Testing
 
 /// Quiescence scoped to one test: these suites run in parallel (Swift Testing's default), each
 /// test with its own `withSerialTasks` scope, its own TestClock and its own presenter.
-@Suite struct ParallelQuiescenceTests {
+@Suite(.timeLimit(.minutes(3))) struct ParallelQuiescenceTests {
     /// Debounces the search text by 300 ms and queries the legacy API for each settled query.
     final class SearchPresenter: Sendable {
         let searchText = ProcessingChannel<String>()
@@ -110,7 +110,7 @@ import Testing
 
 /// What a test is told when its scope meets work that quiescence cannot see: a failure that
 /// says what `runUntilIdle` was waiting for, after a bound of real time, never a hang.
-@Suite struct UncoveredWorkTests {
+@Suite(.timeLimit(.minutes(3))) struct UncoveredWorkTests {
     /// A tracked task polls for a flag that a Dispatch queue would set: it never settles.
     @Test func runUntilIdle_whenATaskPollsForUntrackedWork_failsWithADiagnostic() async {
         let done = Log<Bool>()

@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct ProcessingChannelTests {
+@Suite(.timeLimit(.minutes(3))) struct ProcessingChannelTests {
     @Test func send_returnsOnceTheConsumerHasProcessedTheElement() async throws {
         let channel = ProcessingChannel<Int>()
         let processed = Log<Int>()

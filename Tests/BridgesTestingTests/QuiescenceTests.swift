@@ -2,7 +2,7 @@ import BridgesTesting
 import Dispatch
 import Testing
 
-@Suite struct QuiescenceTests {
+@Suite(.timeLimit(.minutes(3))) struct QuiescenceTests {
     @Test func runUntilIdle_whenTasksChain_waitsForAll() async {
         let log = Log<Int>()
         await withSerialTasks {
@@ -45,7 +45,7 @@ import Testing
     }
 }
 
-@Suite struct QuiescenceOnTheMainActorTests {
+@Suite(.timeLimit(.minutes(3))) struct QuiescenceOnTheMainActorTests {
     @MainActor @Test func runUntilIdle_fromTheMainActor_waitsForNonisolatedTasks() async {
         let log = Log<Int>()
         await withSerialTasks {
@@ -65,7 +65,7 @@ import Testing
     }
 }
 
-@Suite struct QuiescenceActorTests {
+@Suite(.timeLimit(.minutes(3))) struct QuiescenceActorTests {
     actor Store {
         var items: [Int] = []
         func add(_ item: Int) { items.append(item) }
@@ -81,7 +81,7 @@ import Testing
     }
 }
 
-@Suite struct QuiescenceNestingTests {
+@Suite(.timeLimit(.minutes(3))) struct QuiescenceNestingTests {
     @Test func nestedScopes_keepTheOuterScopeTracking() async {
         let log = Log<String>()
         await withSerialTasks {

@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct RecorderTests {
+@Suite(.timeLimit(.minutes(3))) struct RecorderTests {
     struct Failure: Error, Equatable {}
 
     @Test func next_takesElementsInOrder_andExpectFinishedSeesTheEnd() async throws {

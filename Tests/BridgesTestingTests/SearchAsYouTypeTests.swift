@@ -5,7 +5,7 @@ import Testing
 /// DESIGN.md scenario 2: a search field debounced by 300 ms, querying a legacy
 /// completion-handler API. Driven by `TestClock`, `ProcessingChannel` and `FakeCompletionAPI`:
 /// no real time passes, and each test takes milliseconds of wall time.
-@Suite struct SearchAsYouTypeTests {
+@Suite(.timeLimit(.minutes(3))) struct SearchAsYouTypeTests {
     /// The presenter under test: debounces the text and queries the legacy API for each query.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {

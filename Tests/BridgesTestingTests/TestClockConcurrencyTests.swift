@@ -2,7 +2,7 @@ import BridgesTesting
 import Testing
 
 /// TestClock advanced from several tasks at once, cancelled advancers, and FIFO for equal deadlines.
-@Suite struct TestClockConcurrencyTests {
+@Suite(.timeLimit(.minutes(3))) struct TestClockConcurrencyTests {
     // MARK: - Concurrent advance
 
     /// Two tasks advance by 5 s each, at the same time, on real threads: the advances take turns,

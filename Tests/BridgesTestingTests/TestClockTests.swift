@@ -1,7 +1,7 @@
 import BridgesTesting
 import Testing
 
-@Suite struct TestClockTests {
+@Suite(.timeLimit(.minutes(3))) struct TestClockTests {
     // MARK: - Ordering
 
     @Test func advance_whenDeadlinesAreEqual_wakesInSchedulingOrder() async {

@@ -4,7 +4,7 @@ import Testing
 
 /// Broadcast as a fan-out over the engine: decides under its lock and acts after it, keeps one
 /// delivery order, honours waiting policies, and can fail.
-@Suite("Broadcast: contract")
+@Suite("Broadcast: contract", .timeLimit(.minutes(3)))
 struct BroadcastContractTests {
     // MARK: - Nothing under the lock
 

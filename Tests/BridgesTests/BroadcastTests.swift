@@ -2,7 +2,7 @@ import Bridges
 import Dispatch
 import Testing
 
-@Suite("Broadcast")
+@Suite("Broadcast", .timeLimit(.minutes(3)))
 struct BroadcastTests {
     @Test func threeConsumersWithDifferentPolicies_eachGetWhatTheirPolicyPromises() async {
         let events = Broadcast<Int>()

@@ -1,7 +1,7 @@
 import Bridges
 import Testing
 
-@Suite("BufferingPolicy")
+@Suite("BufferingPolicy", .timeLimit(.minutes(3)))
 struct BufferingPolicyTests {
     @Test func shorthands_areTheGeneralForms() {
         #expect(BufferingPolicy.latest == .dropOldest(1))

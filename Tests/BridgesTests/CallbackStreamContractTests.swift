@@ -6,7 +6,7 @@ import Testing
 /// The contract every multi-value source keeps (issue 13), held at the engine: order under
 /// cancellation, teardown before the loop ends, accounting that adds up, demand from depth, and
 /// pausing that cannot lose its wake-up.
-@Suite("CallbackStream: contract")
+@Suite("CallbackStream: contract", .timeLimit(.minutes(3)))
 struct CallbackStreamContractTests {
     static let allPolicies: [BufferingPolicy] = [.unbounded, .latest, .drop, .rendezvous, .dropNewest(3), .dropOldest(3), .suspending(2)]
 

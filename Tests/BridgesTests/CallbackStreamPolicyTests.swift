@@ -5,7 +5,7 @@ import Testing
 
 /// What each policy delivers, drops and reports, with a producer that yields 1…10 before the
 /// consumer takes anything (the fastest producer, the slowest consumer), then finishes.
-@Suite("CallbackStream: buffering policies")
+@Suite("CallbackStream: buffering policies", .timeLimit(.minutes(3)))
 struct CallbackStreamPolicyTests {
     typealias Results = [CallbackStream<Int, Never>.YieldResult]
 

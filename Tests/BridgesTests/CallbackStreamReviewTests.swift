@@ -31,7 +31,7 @@ extension CallbackStream.Sink {
 
 
 /// Regressions found by an independent review of the engine: each failed before its fix.
-@Suite("CallbackStream: review regressions")
+@Suite("CallbackStream: review regressions", .timeLimit(.minutes(3)))
 struct CallbackStreamReviewTests {
     // 1. The demand handler is never released: storage -> handler -> sink -> SinkToken -> storage.
     @Test(arguments: [BufferingPolicy.suspending(2), .rendezvous, .unbounded, .latest])

@@ -2,7 +2,7 @@
 import Testing
 
 /// The pure state machine, event by event (no locks, no tasks except where a continuation is needed).
-@Suite("CallbackStream: state machine")
+@Suite("CallbackStream: state machine", .timeLimit(.minutes(3)))
 struct CallbackStreamStateMachineTests {
     typealias Machine = CallbackStreamStateMachine<Int, TestError, String>
 

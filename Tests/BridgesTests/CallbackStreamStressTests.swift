@@ -4,7 +4,7 @@ import Testing
 
 /// Producers on real threads, exact counts: nothing lost or duplicated unless cancelled, and
 /// when cancelled every producer's delivered elements are a gap-free prefix of what it yielded.
-@Suite("CallbackStream: stress")
+@Suite("CallbackStream: stress", .timeLimit(.minutes(3)))
 struct CallbackStreamStressTests {
     static let producers = 4
     static let perProducer = 100_000
@@ -130,7 +130,7 @@ struct CallbackStreamStressTests {
     }
 }
 
-@Suite("CallbackStream: isolation")
+@Suite("CallbackStream: isolation", .timeLimit(.minutes(3)))
 struct CallbackStreamIsolationTests {
     @MainActor
     @Test func mainActorConsumer_drainsBufferedStream() async {

@@ -4,7 +4,7 @@ import Testing
 
 /// The teardown runs exactly once in each of the five endings, never before the builder ran,
 /// and the delegate proxy it captured is released after it.
-@Suite("CallbackStream: teardown and lifetime")
+@Suite("CallbackStream: teardown and lifetime", .timeLimit(.minutes(3)))
 struct CallbackStreamTeardownTests {
     @Test func producerFinishes_tearsDownOnce_thenConsumerDrainsBuffer() async {
         let probe = StreamProbe()

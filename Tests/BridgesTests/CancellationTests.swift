@@ -2,7 +2,7 @@ import Bridges
 import Dispatch
 import Testing
 
-@Suite("Cancellation and CancellationBag")
+@Suite("Cancellation and CancellationBag", .timeLimit(.minutes(3)))
 struct CancellationTests {
     @Test func cancel_runsTheActionOnce_whateverTheNumberOfCallsAndThreads() {
         let runs = Collected<Void>()

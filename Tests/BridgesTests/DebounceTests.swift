@@ -3,7 +3,7 @@ import BridgesTesting
 import Testing
 
 /// `debounce(for:clock:)` on a `TestClock`: no real time passes.
-@Suite struct DebounceTests {
+@Suite(.timeLimit(.minutes(3))) struct DebounceTests {
     // MARK: - Timing
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)

@@ -6,7 +6,7 @@ import Testing
 /// handler never grows anything. Tests that set `Diagnostics.defaultHandler` restore it, and
 /// count only the diagnostics of their own kind or file, so tests running beside them (which
 /// use task-local handlers) neither disturb them nor are disturbed.
-@Suite("Diagnostics: the default handler and once-per-bridge reports", .serialized)
+@Suite("Diagnostics: the default handler and once-per-bridge reports", .serialized, .timeLimit(.minutes(3)))
 struct DiagnosticsLedgerTests {
     // MARK: - Reading the default handler
 

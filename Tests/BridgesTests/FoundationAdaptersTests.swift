@@ -35,7 +35,7 @@ func startTags(of xml: String, buffering: BufferingPolicy = .unbounded, released
     }
 }
 
-@Suite("Foundation adapters")
+@Suite("Foundation adapters", .timeLimit(.minutes(3)))
 struct FoundationAdaptersTests {
     @Test func xmlParserDelegate_startTagsInOrder_proxyReleasedAfterTeardown() async throws {
         let released = Signal()

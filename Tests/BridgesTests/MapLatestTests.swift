@@ -3,7 +3,7 @@ import BridgesTesting
 import Testing
 
 /// `mapLatest` and `collectLatest`: cancel-previous, exactly once, no stale result.
-@Suite struct MapLatestTests {
+@Suite(.timeLimit(.minutes(3))) struct MapLatestTests {
     // MARK: - Cancel-previous
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)

@@ -23,7 +23,7 @@ import Testing
 }
 
 /// `observations(of:)` against real `@Observable` classes, on Linux too.
-@Suite struct ObservationsTests {
+@Suite(.timeLimit(.minutes(3))) struct ObservationsTests {
     // MARK: - Values
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)

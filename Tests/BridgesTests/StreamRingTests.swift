@@ -4,7 +4,7 @@ import Testing
 /// The stream engine's buffer: one allocation holding its indices and slots, replaced when it
 /// grows. Checked with elements that count their own lives, so that a slot moved twice, dropped
 /// or never destroyed shows up.
-@Suite("CallbackStream: ring buffer")
+@Suite("CallbackStream: ring buffer", .timeLimit(.minutes(3)))
 struct StreamRingTests {
     /// Counts live instances; every test ends with none left.
     final class Counted {

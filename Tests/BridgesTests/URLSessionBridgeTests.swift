@@ -8,7 +8,7 @@ import Testing
 
 /// `withCallback` over a real legacy API: `URLSession.dataTask(with:completionHandler:)`
 /// against a server on 127.0.0.1 that this test starts.
-@Suite("withCallback + URLSession (real Foundation API)", .serialized)
+@Suite("withCallback + URLSession (real Foundation API)", .serialized, .timeLimit(.minutes(3)))
 struct URLSessionBridgeTests {
     @Test func dataTask_deliversTheBody() async throws {
         let server = try LoopbackHTTPServer(routes: ["/hello": .body("hello", contentType: "text/plain")])

@@ -3,7 +3,7 @@ import Dispatch
 import Testing
 
 /// Racing pairs on real threads: bounded iterations, exact counts, no timing assumptions.
-@Suite("withCallback: race stress")
+@Suite("withCallback: race stress", .timeLimit(.minutes(3)))
 struct WithCallbackStressTests {
     static let iterations = 10_000
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `withCallback` against BridgesTesting's fakes and virtual time: how users test their own
 /// bridged code, and the timeout proven on a `TestClock` (no real waiting).
-@Suite("withCallback with TestClock and fakes")
+@Suite("withCallback with TestClock and fakes", .timeLimit(.minutes(3)))
 struct WithCallbackTestClockTests {
     @Test func timeout_firesAtTheDeadline_notOneMillisecondBefore() async throws {
         let clock = TestClock()

@@ -33,7 +33,7 @@ func capturingDiagnostics<R>(_ body: () async throws -> R) async rethrows -> (R,
 
 func failToStart(code: Int) throws { throw TestError(code: code) }
 
-@Suite("withCallback: shapes")
+@Suite("withCallback: shapes", .timeLimit(.minutes(3)))
 struct WithCallbackShapeTests {
     // MARK: - Result<T, E>
 
@@ -142,7 +142,7 @@ struct WithCallbackShapeTests {
     }
 }
 
-@Suite("withCallback: exactly once and dropped callbacks")
+@Suite("withCallback: exactly once and dropped callbacks", .timeLimit(.minutes(3)))
 struct WithCallbackMisuseTests {
     @Test func secondCall_isIgnored_andReportedOnce_forEveryShape() async throws {
         let (values, diagnostics) = try await capturingDiagnostics {
@@ -441,7 +441,7 @@ struct WithCallbackCancellationTests {
     }
 }
 
-@Suite("withCallback: lifetimes")
+@Suite("withCallback: lifetimes", .timeLimit(.minutes(3)))
 struct WithCallbackLifetimeTests {
     @Test func legacyObjectAndCallbackCaptures_areReleasedAfterCompletion() async throws {
         final class Request: Sendable { func cancel() {} }
@@ -479,7 +479,7 @@ struct WithCallbackLifetimeTests {
     }
 }
 
-@Suite("withCallback: body forms and typed failures")
+@Suite("withCallback: body forms and typed failures", .timeLimit(.minutes(3)))
 struct WithCallbackBodyFormTests {
     @Test func bodyEndingInACancellationExpression_isCancellable() async throws {
         let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()

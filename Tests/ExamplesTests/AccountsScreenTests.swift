@@ -4,7 +4,7 @@ import Bridges
 import BridgesTesting
 import Testing
 
-@Suite("Example: AccountsScreen")
+@Suite("Example: AccountsScreen", .timeLimit(.minutes(3)))
 struct AccountsScreenTests {
     /// The presenter test of DESIGN.md scenario 1: the real facade over fake backends, virtual
     /// time for the timeout, `runUntilIdle()` for the fire-and-forget deletion.

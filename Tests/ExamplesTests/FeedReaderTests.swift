@@ -1,7 +1,7 @@
 @testable import FeedReader
 import Testing
 
-@Suite("Example: FeedReader")
+@Suite("Example: FeedReader", .timeLimit(.minutes(3)))
 struct FeedReaderTests {
     @Test func itemsStreamWhileParsing_breakAbortsTheParser_malformedDocumentThrowsAfterItsItems() async throws {
         let report = try await runFeedReader(log: { _ in })

@@ -1,7 +1,7 @@
 @testable import LogTailer
 import Testing
 
-@Suite("Example: LogTailer")
+@Suite("Example: LogTailer", .timeLimit(.minutes(3)))
 struct LogTailerTests {
     @Test func linesArriveInOrder_readerPausesForAStalledConsumer_breakTerminatesTheCommand() async throws {
         let report = try await runLogTailer(log: { _ in })

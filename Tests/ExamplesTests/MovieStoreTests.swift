@@ -5,7 +5,7 @@ import FoundationNetworking
 @testable import MovieStore
 import Testing
 
-@Suite("Example: MovieStore")
+@Suite("Example: MovieStore", .timeLimit(.minutes(3)))
 struct MovieStoreTests {
     @Test func loadsPageOne_andCancellationReachesTheInFlightRequest() async throws {
         let report = try await runMovieStore(log: { _ in })

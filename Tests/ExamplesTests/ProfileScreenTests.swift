@@ -1,7 +1,7 @@
 @testable import ProfileScreen
 import Testing
 
-@Suite("Example: ProfileScreen")
+@Suite("Example: ProfileScreen", .timeLimit(.minutes(3)))
 @MainActor
 struct ProfileScreenTests {
     @Test func swift6ViewModel_overANonSendableLegacySDK_usesEveryBridge() async {

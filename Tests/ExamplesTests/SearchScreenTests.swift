@@ -30,7 +30,7 @@ func searchAsYouType<H: SearchScreenHarness>(_ harness: H) async {
     }
 }
 
-@Suite("Example: SearchScreen")
+@Suite("Example: SearchScreen", .timeLimit(.minutes(3)))
 struct SearchScreenTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func asyncViewModel() async {

@@ -1,7 +1,7 @@
 @testable import WeatherSDK
 import Testing
 
-@Suite("Example: WeatherSDK")
+@Suite("Example: WeatherSDK", .timeLimit(.minutes(3)))
 struct WeatherSDKTests {
     @Test func asyncRetryOnVirtualTime_legacyCallersKeepTheirAPI_andCanCancel() async throws {
         let report = try await runWeatherSDK(log: { _ in })
