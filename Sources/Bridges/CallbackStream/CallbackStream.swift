@@ -217,7 +217,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         ) async throws(Failure) -> Element? {
             let storage = consumer.storage
             guard var action = first else {
-                storage.terminateConsumer(undelivered: consumer.undelivered)
+                storage.terminateConsumer()
                 return nil
             }
             var askedBeforeSuspending = false
@@ -231,7 +231,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     if let failure { throw failure }
                     return nil
                 case .runBuilder(let builder):
-                    storage.runBuilder(builder, undelivered: consumer.undelivered, site: consumer.site)
+                    storage.runBuilder(builder)
                 case .suspend:
                     // Rendezvous pull source: ask for the element first, then look again; a
                     // source that answers synchronously never makes the consumer suspend.
@@ -240,7 +240,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                         demand.report()
                         break
                     }
-                    let delivery = await storage.suspend(isolation: actor, undelivered: consumer.undelivered, site: consumer.site)
+                    let delivery = await storage.suspend(isolation: actor)
                     delivery.demand?.report()
                     return try delivery.result.get()
                 }

@@ -55,7 +55,7 @@ extension CallbackStream {
         /// ignored and reported.
         @inlinable
         public func finish() {
-            token.storage.finish(nil, site: token.site)
+            token.storage.finish(nil)
         }
 
         /// Ends the stream with `error`: the consumer receives what is buffered, then `error` is
@@ -64,7 +64,7 @@ extension CallbackStream {
         /// the stream, the error reaches nobody: that is reported.
         @inlinable
         public func finish(throwing error: Failure) {
-            token.storage.finish(error, site: token.site)
+            token.storage.finish(error)
         }
 
         /// Whether the stream is over (finished by the producer, or ended by the consumer);
@@ -110,7 +110,7 @@ extension CallbackStream {
         /// current where the stream was made: for adapters built on `CallbackStream` in the
         /// package's other modules, which then need not keep a call site of their own.
         package func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?) {
-            token.site.report(kind, message, bridge: bridge)
+            token.storage.site.report(kind, message, bridge: bridge)
         }
     }
 }

@@ -31,14 +31,14 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// Ends the iteration from the consumer's side (its task was cancelled or its iterator
     /// released). The teardown runs first, so the consumer's loop ends after it.
     @inlinable
-    func terminateConsumer(undelivered: Undelivered?) {
+    func terminateConsumer() {
         guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
             state.withLock({ $0.consumerTerminated() })
         else { return }
         runTeardown(teardown)
         consumer?.resume(returning: Delivery(.success(nil)))
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
-        if let undelivered {
+        if let undelivered = self.undelivered {
             if let discarded {
                 while let element = discarded.popFirst() { undelivered(element, .cancelled) }
             }
@@ -59,21 +59,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     }
 
     @inlinable
-    func runBuilder(
-        _ builder: CallbackStream<Element, Failure>.AnyBuilder,
-        undelivered: Undelivered?,
-        site: CallSite
-    ) {
+    func runBuilder(_ builder: CallbackStream<Element, Failure>.AnyBuilder) {
         let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)))
         runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
     @inlinable
-    func suspend(
-        isolation actor: isolated (any Actor)?,
-        undelivered: Undelivered?,
-        site: CallSite
-    ) async -> Delivery {
+    func suspend(isolation actor: isolated (any Actor)?) async -> Delivery {
         await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Machine.Consumer) in
                 switch state.withLock({ $0.suspend(continuation) }) {
@@ -92,7 +84,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 }
             }
         } onCancel: {
-            terminateConsumer(undelivered: undelivered)
+            terminateConsumer()
         }
     }
 
@@ -155,23 +147,23 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     }
 
     @inlinable
-    func finish(_ failure: Failure?, site: CallSite) {
-        act(state.withLock { $0.finish(failure) }, site: site)
+    func finish(_ failure: Failure?) {
+        act(state.withLock { $0.finish(failure) })
     }
 
     @usableFromInline
-    func producerReleased(site: CallSite) {
+    func producerReleased() {
         guard let action = state.withLock({ $0.producerReleased() }) else { return }
         site.report(
             .sinkDropped,
             "the producer released every copy of the CallbackStream's sink without calling finish(); the stream finishes so that its consumer does not wait forever",
             bridge: nil  // once per stream by construction, and reported from the sink's deinit
         )
-        act(action, site: site)
+        act(action)
     }
 
     @inlinable
-    func act(_ action: Machine.FinishAction, site: CallSite) {
+    func act(_ action: Machine.FinishAction) {
         switch action {
         case .none:
             break
@@ -213,11 +205,8 @@ final class ConsumerToken<Element, Failure: Error> {
     @inlinable
     init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
 
-    @inlinable var undelivered: CallbackStream<Element, Failure>.UndeliveredHandler? { storage.undelivered }
-    @inlinable var site: CallSite { storage.site }
-
     @inlinable
-    deinit { storage.terminateConsumer(undelivered: storage.undelivered) }
+    deinit { storage.terminateConsumer() }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is
@@ -230,9 +219,6 @@ final class SinkToken<Element, Failure: Error>: Sendable {
     @inlinable
     init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
 
-    @inlinable var undelivered: CallbackStream<Element, Failure>.UndeliveredHandler? { storage.undelivered }
-    @inlinable var site: CallSite { storage.site }
-
     @inlinable
-    deinit { storage.producerReleased(site: storage.site) }
+    deinit { storage.producerReleased() }
 }
