@@ -26,7 +26,9 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
-        .target(name: "Bridges"),
+        .target(name: "Bridges", dependencies: ["CBridgesRuntime"]),
+        // The concurrency runtime's cancellation check, callable without a retain (see its header).
+        .target(name: "CBridgesRuntime"),
         .target(
             name: "BridgesCombine",
             dependencies: [
