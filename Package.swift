@@ -27,7 +27,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "Bridges", dependencies: ["CBridgesRuntime"]),
-        // The concurrency runtime's cancellation check, callable without a retain (see its header).
+        // Below the standard library (see its header): the concurrency runtime's cancellation check,
+        // callable without a retain, and a four-byte futex lock for Linux.
         .target(name: "CBridgesRuntime"),
         .target(
             name: "BridgesCombine",

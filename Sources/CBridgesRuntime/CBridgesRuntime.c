@@ -1,3 +1,76 @@
-// Everything is in include/CBridgesRuntime.h (a static inline function, so that Swift code
-// inlines it); a C target needs one source file.
+// The four-byte lock of CBridgesRuntime.h, for Linux: a futex-based mutex in the classic
+// three-state form (Drepper, "Futexes Are Tricky", mutex #3), with the bounded spin of Rust's
+// std::sync::Mutex before sleeping. The cancellation check is in the header (static inline).
 #include "CBridgesRuntime.h"
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// The states of the lock word.
+enum {
+    UNLOCKED = 0,
+    LOCKED = 1,            // held, and no thread sleeps on it
+    LOCKED_CONTENDED = 2,  // held, and a thread may sleep on it: the unlock must wake one
+};
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+// Spins a little while the lock is held by a thread that is running (nobody sleeps on it): the
+// sections this lock guards are a few dozen instructions, so the holder is usually about to
+// release it, and a spin is cheaper than two system calls. Returns the last state seen.
+static uint32_t spin(uint32_t *lock) {
+    for (int spins = 100;; spins--) {
+        uint32_t state = __atomic_load_n(lock, __ATOMIC_RELAXED);
+        if (state != LOCKED || spins == 0) return state;
+        cpu_relax();
+    }
+}
+
+__attribute__((noinline)) static void lock_contended(uint32_t *lock) {
+    uint32_t state = spin(lock);
+    if (state == UNLOCKED) {
+        uint32_t expected = UNLOCKED;
+        if (__atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+        state = expected;
+    }
+    for (;;) {
+        // Announce a sleeper before sleeping; taking the lock this way leaves it marked
+        // contended, which costs at most one needless wake-up at the unlock.
+        if (state != LOCKED_CONTENDED && __atomic_exchange_n(lock, LOCKED_CONTENDED, __ATOMIC_ACQUIRE) == UNLOCKED) return;
+        // Sleeps only if the word is still "contended"; returns at once otherwise (EAGAIN), on
+        // a wake-up, or spuriously (EINTR): the loop looks again in every case.
+        syscall(SYS_futex, lock, FUTEX_WAIT_PRIVATE, LOCKED_CONTENDED, NULL, NULL, 0);
+        state = spin(lock);
+    }
+}
+
+void _bridges_lock(uint32_t *lock) {
+    uint32_t expected = UNLOCKED;
+    if (__builtin_expect(__atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1)) return;
+    lock_contended(lock);
+}
+
+bool _bridges_trylock(uint32_t *lock) {
+    uint32_t expected = UNLOCKED;
+    return __atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+uint32_t _bridges_lock_word(uint32_t *lock) {
+    return __atomic_load_n(lock, __ATOMIC_RELAXED);
+}
+
+void _bridges_unlock(uint32_t *lock) {
+    if (__builtin_expect(__atomic_exchange_n(lock, UNLOCKED, __ATOMIC_RELEASE) == LOCKED_CONTENDED, 0)) {
+        syscall(SYS_futex, lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+#endif

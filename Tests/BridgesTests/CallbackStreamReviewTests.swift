@@ -1,11 +1,6 @@
 @testable import Bridges
 import Dispatch
 import Testing
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
 
 /// Runs `action` when released.
 final class OnDeinit: Sendable {
@@ -18,13 +13,8 @@ extension CallbackStream.Sink {
     /// Whether the stream's lock is held right now (by any thread, this one included).
     var lockIsHeld: Bool {
         token.storage.state.storage.withUnsafeMutablePointerToElements { lock in
-            #if canImport(Darwin)
-            if os_unfair_lock_trylock(lock) { os_unfair_lock_unlock(lock); return false }
+            if _tryLock(lock) { _unlock(lock); return false }
             return true
-            #else
-            if pthread_mutex_trylock(lock) == 0 { pthread_mutex_unlock(lock); return false }
-            return true
-            #endif
         }
     }
 }

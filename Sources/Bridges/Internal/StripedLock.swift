@@ -1,5 +1,6 @@
 /// A fixed table of locks shared by small objects that must not pay for a lock of their own
-/// (an allocation, or a `pthread_mutex_init`/`destroy` pair per object): ``Cancellation`` and
+/// (a lock word and its padding in every object, and, where the platform lock is a
+/// `pthread_mutex_t`, an init/destroy pair per object): ``Cancellation`` and
 /// the single-shot bridge's storage, and the `publisher.stream` subscriber. An object's lock is picked by its address.
 ///
 /// Rules that keep sharing safe: a striped lock is held only around a few loads and stores of
@@ -13,9 +14,15 @@ package struct _StripedLocks: @unchecked Sendable {
 
     @usableFromInline package static let count = 64   // a power of two
 
+    /// Locks apart in the table, in `PlatformLock`s: one per 64-byte cache line, so that threads
+    /// taking different stripes do not bounce one line between cores (a lock is 4 bytes on
+    /// Apple platforms and Linux: 16 would share a line).
+    @inlinable static var spacing: Int { max(1, 64 / MemoryLayout<PlatformLock>.stride) }
+
     @usableFromInline static let shared: _StripedLocks = {
-        let table = UnsafeMutablePointer<PlatformLock>.allocate(capacity: count)
-        for i in 0..<count { _initializeLock(table + i) }
+        let table = UnsafeMutableRawPointer.allocate(byteCount: count * spacing * MemoryLayout<PlatformLock>.stride, alignment: 64)
+            .bindMemory(to: PlatformLock.self, capacity: count * spacing)
+        for i in 0..<count { _initializeLock(table + i * spacing) }
         return _StripedLocks(table: table)
     }()
 
@@ -27,7 +34,7 @@ package struct _StripedLocks: @unchecked Sendable {
         // Heap objects are 16-byte aligned: drop those bits, then spread the rest a little.
         let address = UInt(bitPattern: ObjectIdentifier(object))   // not `hashValue`: that runs SipHash
         let index = Int(truncatingIfNeeded: (address >> 4) ^ (address >> 10)) & (count - 1)
-        return shared.table + index
+        return shared.table + index * spacing
     }
 
     /// Runs `body` with `object`'s lock held. `body` must only read and write `object`'s fields.

@@ -1,4 +1,7 @@
-// The Swift concurrency runtime's own "is the current task cancelled?", without the retain and
+// Two things Bridges needs below the Swift standard library: a cheap cancellation check, and (on
+// Linux) a four-byte lock.
+//
+// 1. The Swift concurrency runtime's own "is the current task cancelled?", without the retain and
 // release of the current task that `Task.isCancelled` pays on every call (≈ 98 instructions
 // against ≈ 30 here). `CallbackStream`'s `next()` asks it for every element.
 //
@@ -22,6 +25,26 @@ static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelle
     void *_Nullable task = swift_task_getCurrent();
     return task != (void *)0 && swift_task_isCancelled(task);
 }
+#endif
+
+// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
+// `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
+// every stream, subscription and single-shot bridge holds one or shares one. Functions in
+// CBridgesRuntime.c: a ThreadSanitizer build compiles them instrumented, and TSan orders the
+// critical sections by their acquire and release atomics (it no longer sees `pthread_mutex_*`).
+// Inlined from this header they measured no cheaper (depth.16: 169 Ir per element, against 164).
+#if defined(__linux__)
+#include <stdint.h>
+
+/// Takes the lock (`*lock` starts at 0), sleeping in the kernel when another thread holds it.
+void _bridges_lock(uint32_t *_Nonnull lock);
+/// Takes the lock if nobody holds it; never waits.
+bool _bridges_trylock(uint32_t *_Nonnull lock);
+/// The lock word, read atomically: 0 free, 1 held, 2 held with a thread asleep on it (or about
+/// to sleep). For tests.
+uint32_t _bridges_lock_word(uint32_t *_Nonnull lock);
+/// Releases a lock the calling thread holds, waking one sleeping thread if there is one.
+void _bridges_unlock(uint32_t *_Nonnull lock);
 #endif
 
 #endif
