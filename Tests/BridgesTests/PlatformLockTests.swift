@@ -74,6 +74,17 @@ struct PlatformLockTests {
         #expect(_bridges_lock_word(lock) == 0)
     }
 
+    /// An object freed with its lock held is a bug pthread_mutex_destroy reported (EBUSY); the
+    /// futex lock keeps that check.
+    @Test func destroyingAHeldLock_stopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
+            _initializeLock(lock)
+            _lock(lock)
+            _destroyLock(lock)
+        }
+    }
+
     @Test func tryLock_failsWhileHeld_succeedsWhenFree() {
         let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
         _initializeLock(lock)

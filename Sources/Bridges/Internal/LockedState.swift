@@ -37,7 +37,10 @@ func _initializeLock(_ lock: UnsafeMutablePointer<PlatformLock>) {
 
 @inlinable
 func _destroyLock(_ lock: UnsafeMutablePointer<PlatformLock>) {
-    #if !canImport(Darwin) && !os(Linux) && !os(Android)
+    #if os(Linux) || os(Android)
+    // What pthread_mutex_destroy's EBUSY caught: an object freed while its lock is held.
+    precondition(_bridges_lock_word(lock) == 0, "a Bridges lock was destroyed while held")
+    #elseif !canImport(Darwin)
     let error = pthread_mutex_destroy(lock)
     precondition(error == 0, "pthread_mutex_destroy failed with error \(error)")
     #endif

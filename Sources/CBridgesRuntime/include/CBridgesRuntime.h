@@ -41,7 +41,7 @@ void _bridges_lock(uint32_t *_Nonnull lock);
 /// Takes the lock if nobody holds it; never waits.
 bool _bridges_trylock(uint32_t *_Nonnull lock);
 /// The lock word, read atomically: 0 free, 1 held, 2 held with a thread asleep on it (or about
-/// to sleep). For tests.
+/// to sleep). For tests, and to check that no lock is destroyed while held.
 uint32_t _bridges_lock_word(uint32_t *_Nonnull lock);
 /// Releases a lock the calling thread holds, waking one sleeping thread if there is one.
 void _bridges_unlock(uint32_t *_Nonnull lock);
