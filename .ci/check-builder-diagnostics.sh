@@ -12,10 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.ci/builder-diagnostics
 expected='this body would drop a Cancellation it ends with'
-modules="$(swift build --traits OpenCombine --show-bin-path)/Modules"
+bin="$(swift build --traits OpenCombine --show-bin-path)"
+modules="$bin/Modules"
 [ -f "$modules/Bridges.swiftmodule" ] || [ -d "$modules/Bridges.swiftmodule" ] \
     || swift build --traits OpenCombine --target Bridges >/dev/null
-typecheck() { swiftc -swift-version 6 -parse-as-library -typecheck -I "$modules" "$dir/Legacy.swift" "$@" 2>&1; }
+# Bridges imports its C target (CBridgesRuntime) in inlinable code: its clients need the module
+# map SwiftPM generated for it, as they do inside a package build.
+typecheck() {
+    swiftc -swift-version 6 -parse-as-library -typecheck -I "$modules" \
+        -Xcc "-fmodule-map-file=$bin/CBridgesRuntime.build/module.modulemap" "$dir/Legacy.swift" "$@" 2>&1
+}
 
 failed=0
 for file in "$dir"/rejected-*.swift; do
