@@ -1,7 +1,10 @@
-// The four-byte lock of CBridgesRuntime.h, for Linux: a futex-based mutex in the classic
-// three-state form (Drepper, "Futexes Are Tricky", mutex #3), with the bounded spin of Rust's
-// std::sync::Mutex before sleeping. The cancellation check is in the header (static inline).
+// The storage of CBridgesRuntime.h's diagnostics flag, and its four-byte lock for Linux: a
+// futex-based mutex in the classic three-state form (Drepper, "Futexes Are Tricky", mutex #3),
+// with the bounded spin of Rust's std::sync::Mutex before sleeping. The cancellation check and
+// the flag's accessors are in the header (static inline).
 #include "CBridgesRuntime.h"
+
+bool _bridges_diagnosticsHandlerInstalled = false;
 
 #if defined(__linux__)
 #include <linux/futex.h>

@@ -10,7 +10,7 @@ struct CallSite: Sendable {
     init(fileID: String, line: UInt) {
         self.fileID = fileID
         self.line = line
-        self.handler = Diagnostics.taskHandler
+        self.handler = Diagnostics.installedTaskHandler
     }
 
     /// Reports `kind` once per `bridge`: the first occurrence goes to the handler, later ones

@@ -1,3 +1,5 @@
+import CBridgesRuntime
+
 /// A misuse of a bridge, reported once through ``Diagnostics``.
 ///
 /// Misuse never traps: the bridge ignores what it cannot honour (a second callback, a yield
@@ -114,11 +116,18 @@ public enum Diagnostics {
     }
 
     /// The handler a bridge created here and now would report to.
-    public static var current: Handler { taskHandler ?? defaultHandler }
+    public static var current: Handler { installedTaskHandler ?? defaultHandler }
 
     /// The task-local handler installed here, if any: what a bridge captures at creation (nil
     /// means "the default handler at report time", so creating a bridge never reads the default).
-    package static var taskLocalHandler: Handler? { taskHandler }
+    package static var taskLocalHandler: Handler? { installedTaskHandler }
+
+    /// The task-local handler, read only once some handler was ever installed in this process:
+    /// before that none can be bound anywhere, and the read (≈ 160 instructions) is skipped.
+    @inlinable
+    static var installedTaskHandler: Handler? {
+        _bridges_diagnosticsHandlerEverInstalled() ? taskHandler : nil
+    }
 
     /// Runs `operation` with `handler` receiving the misuse of every bridge created inside it.
     @discardableResult
@@ -127,13 +136,15 @@ public enum Diagnostics {
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async rethrows -> R {
-        try await $taskHandler.withValue(handler, operation: operation, isolation: isolation)
+        _bridges_noteDiagnosticsHandlerInstalled()  // before the binding any task could see
+        return try await $taskHandler.withValue(handler, operation: operation, isolation: isolation)
     }
 
     /// Synchronous form of ``withHandler(_:isolation:operation:)``.
     @discardableResult
     public static func withHandler<R>(_ handler: @escaping Handler, operation: () throws -> R) rethrows -> R {
-        try $taskHandler.withValue(handler, operation: operation)
+        _bridges_noteDiagnosticsHandlerInstalled()  // before the binding any task could see
+        return try $taskHandler.withValue(handler, operation: operation)
     }
 
     /// Delivers a report of `kind` on `bridge` to `handler` (nil: the default handler now),

@@ -1,5 +1,5 @@
-// Two things Bridges needs below the Swift standard library: a cheap cancellation check, and (on
-// Linux) a four-byte lock.
+// What Bridges needs below the Swift standard library: a cheap cancellation check, a process-wide
+// flag read without a lock, and (on Linux) a four-byte lock.
 //
 // 1. The Swift concurrency runtime's own "is the current task cancelled?", without the retain and
 // release of the current task that `Task.isCancelled` pays on every call (≈ 98 instructions
@@ -27,7 +27,22 @@ static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelle
 }
 #endif
 
-// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
+// 2. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
+// Until one is, no task can have a task-local handler bound, so a bridge skips reading the
+// task-local (≈ 160 instructions per bridge). Set before the first binding and never cleared: a
+// task that sees a bound handler was created after the store, which task creation orders before
+// anything the task reads.
+extern bool _bridges_diagnosticsHandlerInstalled;
+
+static inline __attribute__((always_inline)) bool _bridges_diagnosticsHandlerEverInstalled(void) {
+    return __atomic_load_n(&_bridges_diagnosticsHandlerInstalled, __ATOMIC_ACQUIRE);
+}
+
+static inline __attribute__((always_inline)) void _bridges_noteDiagnosticsHandlerInstalled(void) {
+    __atomic_store_n(&_bridges_diagnosticsHandlerInstalled, true, __ATOMIC_RELEASE);
+}
+
+// 3. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
 // `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
 // every stream, subscription and single-shot bridge holds one or shares one. Functions in
 // CBridgesRuntime.c: a ThreadSanitizer build compiles them instrumented, and TSan orders the
