@@ -4,15 +4,15 @@
 // to hand an element from a producer to an awaiting consumer. Printed as `limit=<ns>` on the
 // spsc RATIO lines; not a peer (nobody should ship it: a cancelled consumer hangs).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Synchronization
 
 final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: every mutable field below is read and written only with `mutex` held.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // The standard library's `Mutex` (a four-byte futex lock on Linux, `os_unfair_lock` on
+    // Apple platforms): the cheapest lock a minimal design written today would pick. (Until
+    // issue 16's third round this was a `pthread_mutex_t`, ≈ 57 Ir per lock pair, which Bridges'
+    // own four-byte lock then undercut.)
+    private let mutex = Mutex<Void>(())
     private var ring: UnsafeMutablePointer<Element>
     private var capacity = 16          // a power of two
     private var head = 0
@@ -21,9 +21,6 @@ final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
     private var waiter: UnsafeContinuation<Element?, Never>?
 
     init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         ring = .allocate(capacity: capacity)
     }
 
@@ -31,12 +28,7 @@ final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
         let mask = capacity - 1
         for i in 0..<count { (ring + ((head + i) & mask)).deinitialize(count: 1) }
         ring.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
-
-    @inline(__always) private func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) private func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Under the lock.
     @inline(__always) private func push(_ element: Element) {
@@ -63,58 +55,48 @@ final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
     }
 
     func yield(_ element: Element) {
-        lock()
-        if let waiter {
-            self.waiter = nil
-            unlock()
-            waiter.resume(returning: element)
-            return
+        let waiter = mutex.withLock { _ -> UnsafeContinuation<Element?, Never>? in
+            if let waiter = self.waiter {
+                self.waiter = nil
+                return waiter
+            }
+            push(element)
+            return nil
         }
-        push(element)
-        unlock()
+        waiter?.resume(returning: element)
     }
 
     func finish() {
-        lock()
-        finished = true
-        let waiter = self.waiter
-        self.waiter = nil
-        unlock()
+        let waiter = mutex.withLock { _ -> UnsafeContinuation<Element?, Never>? in
+            finished = true
+            defer { self.waiter = nil }
+            return self.waiter
+        }
         waiter?.resume(returning: nil)
     }
 
     /// Buffered: taken synchronously under one lock pair. Empty: one continuation, stored.
+    /// (`.some(element)`, `.some(nil)` at the end, `nil` when it must wait.)
     @inline(__always)
     func next(isolation actor: isolated (any Actor)?) async -> Element? {
-        lock()
-        if count > 0 {
-            let element = pop()
-            unlock()
-            return element
+        let taken = mutex.withLock { _ -> Element?? in
+            if count > 0 { return .some(pop()) }
+            return finished ? .some(nil) : nil
         }
-        if finished {
-            unlock()
-            return nil
-        }
-        unlock()
+        if let taken { return taken }
         return await wait(isolation: actor)
     }
 
     @inline(never)
     private func wait(isolation actor: isolated (any Actor)?) async -> Element? {
         await withUnsafeContinuation(isolation: actor) { continuation in
-            lock()
-            if count > 0 {
-                let element = pop()
-                unlock()
-                continuation.resume(returning: element)
-            } else if finished {
-                unlock()
-                continuation.resume(returning: nil)
-            } else {
+            let taken = mutex.withLock { _ -> Element?? in
+                if count > 0 { return .some(pop()) }
+                if finished { return .some(nil) }
                 waiter = continuation
-                unlock()
+                return nil
             }
+            if let taken { continuation.resume(returning: taken) }
         }
     }
 }
