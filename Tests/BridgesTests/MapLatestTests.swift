@@ -187,20 +187,20 @@ import Testing
 
     /// The consumer is cancelled at an arbitrary point: the upstream is torn down exactly once,
     /// and every transform that started has ended (none is left running).
+    ///
+    /// "Every transform that started" is counted once nothing can start one any more: when the
+    /// transform closure itself has been released, by the stream and by every task that held it.
+    /// (Counting against `started` read right after the teardown raced with a transform task the
+    /// upstream loop had created just before it: that failed once under TSan in CI.) A transform
+    /// left running keeps its closure, so this test would then hit its time limit.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func consumerCancelledAtAnyPoint_tearsDownOnce_andLeavesNoTransformRunning() async {
         for round in 0..<300 {
             let probe = StreamProbe()
             let box = SinkBox<Int, Never>()
             let started = Counter()
-            let (ended, endedContinuation) = AsyncStream.makeStream(of: Void.self)
-            let mapped = CallbackStream<Int, Never>.probed(probe, box: box).mapLatest { value -> Int in
-                started.increment()
-                try? await suspendUntilCancelled()
-                endedContinuation.yield()
-                return value
-            }
-            let consumer = Task { for await _ in mapped {} }
+            let ended = Counter()
+            let (consumer, transformReleased) = Self.consumeMapLatest(of: probe, box: box, started: started, ended: ended)
             await box.ready.wait()
             let producer = Task.detached {
                 for value in 0..<(round % 7) { box.sink.yield(value) }
@@ -210,13 +210,30 @@ import Testing
             await consumer.value
             await probe.tornDown.wait()
             box.clear()
-            var endedCount = 0
-            var iterator = ended.makeAsyncIterator()
-            while endedCount < started.value, await iterator.next() != nil { endedCount += 1 }
-            #expect(endedCount == started.value)
+            await transformReleased.wait()
+            #expect(ended.value == started.value, "round \(round): a transform that started never ended")
             #expect(probe.teardowns.value == 1)
             await probe.proxyReleased.wait()
         }
+    }
+
+    /// A consumer task iterating `probed.mapLatest`, whose transform counts its starts and ends.
+    /// The returned signal opens when the transform closure is released: only the stream and the
+    /// operator's tasks hold it (its canary is not kept here).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    static func consumeMapLatest(
+        of probe: StreamProbe, box: SinkBox<Int, Never>, started: Counter, ended: Counter
+    ) -> (consumer: Task<Void, Never>, transformReleased: Signal) {
+        let released = Signal()
+        let canary = Canary(released: released)
+        let mapped = CallbackStream<Int, Never>.probed(probe, box: box).mapLatest { value -> Int in
+            _ = canary
+            started.increment()
+            try? await suspendUntilCancelled()
+            ended.increment()
+            return value
+        }
+        return (Task { for await _ in mapped {} }, released)
     }
 
     // MARK: - collectLatest

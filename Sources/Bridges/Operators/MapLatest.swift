@@ -74,6 +74,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         guard let (generation, superseded) = state.withLock({ $0.elementArrived() }) else { return }
                         superseded?.cancel()
                         let task = Task {
+                            guard state.withLock({ $0.mayStart(generation: generation) }) else { return }
                             let result = await transform(element)
                             if state.withLock({ $0.transformFinished(generation: generation, result) }) {
                                 _deliver(state, to: sink) { $0.outbox.take() }

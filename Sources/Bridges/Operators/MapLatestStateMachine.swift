@@ -38,6 +38,14 @@ struct MapLatestStateMachine<Output, Failure: Error> {
         return nil
     }
 
+    /// The task for `generation` is about to call the transform: whether it still should. Not
+    /// when a newer element superseded it or the stream ended before the task got to run (the
+    /// task would only be cancelled once the transform had started).
+    @usableFromInline
+    func mayStart(generation: Int) -> Bool {
+        !terminated && !outbox.isClosed && generation == self.generation && transformRunning
+    }
+
     /// The transform for `generation` returned. Returns whether the caller must deliver.
     @usableFromInline
     mutating func transformFinished(generation: Int, _ result: Result<Output, Failure>) -> Bool {
