@@ -12,6 +12,24 @@ bool _bridges_diagnosticsHandlerInstalled = false;
 #include <sys/syscall.h>
 #include <unistd.h>
 
+// Under ThreadSanitizer, the lock tells TSan it is a mutex (as its pthread_mutex_* interceptors
+// do for glibc's), so that TSan reports lock-order inversions and misuse of this lock, not only
+// data races; its own atomics are ignored between each pre and post annotation.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BRIDGES_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define BRIDGES_TSAN 1
+#endif
+#if defined(BRIDGES_TSAN)
+#include <sanitizer/tsan_interface.h>
+#define TSAN_ANNOTATE(call) call
+#else
+#define TSAN_ANNOTATE(call) ((void)0)
+#endif
+
 // The states of the lock word.
 enum {
     UNLOCKED = 0,
@@ -57,14 +75,25 @@ __attribute__((noinline)) static void lock_contended(uint32_t *lock) {
 }
 
 void _bridges_lock(uint32_t *lock) {
+    TSAN_ANNOTATE(__tsan_mutex_pre_lock(lock, 0));
     uint32_t expected = UNLOCKED;
-    if (__builtin_expect(__atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1)) return;
-    lock_contended(lock);
+    if (__builtin_expect(!__atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 0)) {
+        lock_contended(lock);
+    }
+    TSAN_ANNOTATE(__tsan_mutex_post_lock(lock, 0, 0));
 }
 
 bool _bridges_trylock(uint32_t *lock) {
+    TSAN_ANNOTATE(__tsan_mutex_pre_lock(lock, __tsan_mutex_try_lock));
     uint32_t expected = UNLOCKED;
-    return __atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    bool taken = __atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    TSAN_ANNOTATE(__tsan_mutex_post_lock(lock, taken ? __tsan_mutex_try_lock : __tsan_mutex_try_lock | __tsan_mutex_try_lock_failed, 0));
+    return taken;
+}
+
+void _bridges_lock_destroy(uint32_t *lock) {
+    (void)lock;
+    TSAN_ANNOTATE(__tsan_mutex_destroy(lock, 0));
 }
 
 uint32_t _bridges_lock_word(uint32_t *lock) {
@@ -72,8 +101,10 @@ uint32_t _bridges_lock_word(uint32_t *lock) {
 }
 
 void _bridges_unlock(uint32_t *lock) {
+    TSAN_ANNOTATE(__tsan_mutex_pre_unlock(lock, 0));
     if (__builtin_expect(__atomic_exchange_n(lock, UNLOCKED, __ATOMIC_RELEASE) == LOCKED_CONTENDED, 0)) {
         syscall(SYS_futex, lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
+    TSAN_ANNOTATE(__tsan_mutex_post_unlock(lock, 0));
 }
 #endif

@@ -40,6 +40,7 @@ func _destroyLock(_ lock: UnsafeMutablePointer<PlatformLock>) {
     #if os(Linux) || os(Android)
     // What pthread_mutex_destroy's EBUSY caught: an object freed while its lock is held.
     precondition(_bridges_lock_word(lock) == 0, "a Bridges lock was destroyed while held")
+    _bridges_lock_destroy(lock)
     #elseif !canImport(Darwin)
     let error = pthread_mutex_destroy(lock)
     precondition(error == 0, "pthread_mutex_destroy failed with error \(error)")

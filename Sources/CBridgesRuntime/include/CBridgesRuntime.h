@@ -60,6 +60,8 @@ bool _bridges_trylock(uint32_t *_Nonnull lock);
 uint32_t _bridges_lock_word(uint32_t *_Nonnull lock);
 /// Releases a lock the calling thread holds, waking one sleeping thread if there is one.
 void _bridges_unlock(uint32_t *_Nonnull lock);
+/// Ends a lock's life (nothing to free; tells ThreadSanitizer, in its builds).
+void _bridges_lock_destroy(uint32_t *_Nonnull lock);
 #endif
 
 #endif
