@@ -7,6 +7,7 @@
 bool _bridges_diagnosticsHandlerInstalled = false;
 
 #if defined(__linux__)
+#include <errno.h>
 #include <linux/futex.h>
 #include <stddef.h>
 #include <sys/syscall.h>
@@ -56,6 +57,14 @@ static uint32_t spin(uint32_t *lock) {
     }
 }
 
+// The futex system call; `syscall` reads its arguments as longs. errno is left as the caller
+// had it (glibc's mutex and os_unfair_lock do not touch it; EAGAIN and EINTR are routine here).
+static void futex(uint32_t *lock, int operation, uint32_t value) {
+    int saved = errno;
+    syscall(SYS_futex, lock, (long)operation, (long)value, (long)0, (long)0, (long)0);
+    errno = saved;
+}
+
 __attribute__((noinline)) static void lock_contended(uint32_t *lock) {
     uint32_t state = spin(lock);
     if (state == UNLOCKED) {
@@ -69,7 +78,7 @@ __attribute__((noinline)) static void lock_contended(uint32_t *lock) {
         if (state != LOCKED_CONTENDED && __atomic_exchange_n(lock, LOCKED_CONTENDED, __ATOMIC_ACQUIRE) == UNLOCKED) return;
         // Sleeps only if the word is still "contended"; returns at once otherwise (EAGAIN), on
         // a wake-up, or spuriously (EINTR): the loop looks again in every case.
-        syscall(SYS_futex, lock, FUTEX_WAIT_PRIVATE, LOCKED_CONTENDED, NULL, NULL, 0);
+        futex(lock, FUTEX_WAIT_PRIVATE, LOCKED_CONTENDED);
         state = spin(lock);
     }
 }
@@ -103,7 +112,7 @@ uint32_t _bridges_lock_word(uint32_t *lock) {
 void _bridges_unlock(uint32_t *lock) {
     TSAN_ANNOTATE(__tsan_mutex_pre_unlock(lock, 0));
     if (__builtin_expect(__atomic_exchange_n(lock, UNLOCKED, __ATOMIC_RELEASE) == LOCKED_CONTENDED, 0)) {
-        syscall(SYS_futex, lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        futex(lock, FUTEX_WAKE_PRIVATE, 1);
     }
     TSAN_ANNOTATE(__tsan_mutex_post_unlock(lock, 0));
 }

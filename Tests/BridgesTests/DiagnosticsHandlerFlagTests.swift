@@ -1,5 +1,7 @@
 @testable import Bridges
 import CBridgesRuntime
+import Dispatch
+import Foundation
 import Testing
 
 /// A bridge reads the task-local diagnostics handler only once some handler was ever installed
@@ -21,6 +23,26 @@ struct DiagnosticsHandlerFlagTests {
             site.report(.callbackDropped, "test", bridge: nil)
             precondition(reports.values == [.callbackDropped], "the report reaches the scope's handler")
             precondition(CallSite(fileID: "After.swift", line: 3).handler == nil, "outside the scope: the default handler")
+        }
+    }
+
+    /// The synchronous `withHandler` on a plain thread (no task: the task-local lives in the
+    /// thread's fallback storage) sets the flag before binding too.
+    @Test func onAThreadOutsideAnyTask_theSynchronousFormIsSeenToo() async {
+        await #expect(processExitsWith: .success) {
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var captured: (before: Bool, inside: Bool)?
+            Thread {
+                let before = CallSite(fileID: "Thread.swift", line: 1).handler != nil
+                let inside = Diagnostics.withHandler({ _ in }) {
+                    CallSite(fileID: "Thread.swift", line: 2).handler != nil
+                }
+                captured = (before, inside)
+                done.signal()
+            }.start()
+            done.wait()
+            precondition(captured?.before == false, "no handler before withHandler")
+            precondition(captured?.inside == true, "a bridge made inside the synchronous form on a thread captures its handler")
         }
     }
 

@@ -14,13 +14,22 @@ package struct _StripedLocks: @unchecked Sendable {
 
     @usableFromInline package static let count = 64   // a power of two
 
-    /// Locks apart in the table, in `PlatformLock`s: one per 64-byte cache line, so that threads
-    /// taking different stripes do not bounce one line between cores (a lock is 4 bytes on
-    /// Apple platforms and Linux: 16 would share a line).
-    @inlinable static var spacing: Int { max(1, 64 / MemoryLayout<PlatformLock>.stride) }
+    /// Locks apart in the table, in `PlatformLock`s: one per cache line, so that threads taking
+    /// different stripes do not bounce one line between cores (a lock is 4 bytes on Apple
+    /// platforms and Linux: 16 would share a 64-byte line).
+    @inlinable static var spacing: Int { max(1, (cacheLine + MemoryLayout<PlatformLock>.stride - 1) / MemoryLayout<PlatformLock>.stride) }
+
+    /// 128 bytes on arm64 (Apple silicon's lines; harmless where they are 64), 64 elsewhere.
+    @inlinable static var cacheLine: Int {
+        #if arch(arm64)
+        128
+        #else
+        64
+        #endif
+    }
 
     @usableFromInline static let shared: _StripedLocks = {
-        let table = UnsafeMutableRawPointer.allocate(byteCount: count * spacing * MemoryLayout<PlatformLock>.stride, alignment: 64)
+        let table = UnsafeMutableRawPointer.allocate(byteCount: count * spacing * MemoryLayout<PlatformLock>.stride, alignment: cacheLine)
             .bindMemory(to: PlatformLock.self, capacity: count * spacing)
         for i in 0..<count { _initializeLock(table + i * spacing) }
         return _StripedLocks(table: table)

@@ -17,8 +17,10 @@
 // Declared on the platforms Bridges' Swift code uses it on (`RuntimeCancellation.swift`).
 #if defined(__APPLE__) || defined(__linux__)
 
-extern void *_Nullable swift_task_getCurrent(void) __attribute__((swiftcall));
-extern bool swift_task_isCancelled(void *_Nonnull task) __attribute__((swiftcall));
+// `swift_private`: Swift code that imports this module (Bridges' clients do, through its
+// inlinable code) sees these only under a `__` prefix, not as the runtime's own names.
+extern void *_Nullable swift_task_getCurrent(void) __attribute__((swiftcall, swift_private));
+extern bool swift_task_isCancelled(void *_Nonnull task) __attribute__((swiftcall, swift_private));
 
 /// Whether the calling code runs in a task that is cancelled; false outside any task.
 static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelled(void) {
@@ -32,7 +34,7 @@ static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelle
 // task-local (≈ 160 instructions per bridge). Set before the first binding and never cleared: a
 // task that sees a bound handler was created after the store, which task creation orders before
 // anything the task reads.
-extern bool _bridges_diagnosticsHandlerInstalled;
+extern bool _bridges_diagnosticsHandlerInstalled __attribute__((swift_private));
 
 static inline __attribute__((always_inline)) bool _bridges_diagnosticsHandlerEverInstalled(void) {
     return __atomic_load_n(&_bridges_diagnosticsHandlerInstalled, __ATOMIC_ACQUIRE);
@@ -45,9 +47,10 @@ static inline __attribute__((always_inline)) void _bridges_noteDiagnosticsHandle
 // 3. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
 // `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
 // every stream, subscription and single-shot bridge holds one or shares one. Functions in
-// CBridgesRuntime.c: a ThreadSanitizer build compiles them instrumented, and TSan orders the
-// critical sections by their acquire and release atomics (it no longer sees `pthread_mutex_*`).
-// Inlined from this header they measured no cheaper (depth.16: 169 Ir per element, against 164).
+// CBridgesRuntime.c, so that a ThreadSanitizer build compiles their mutex annotations: TSan then
+// models this lock as a mutex (race and lock-order reports, as for `pthread_mutex_*`) and ignores
+// the lock word's own atomics. Inlined from this header they measured no cheaper (depth.16: 169
+// Ir per element, against 164).
 #if defined(__linux__)
 #include <stdint.h>
 
