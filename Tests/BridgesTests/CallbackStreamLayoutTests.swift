@@ -24,4 +24,20 @@ struct CallbackStreamLayoutTests {
         let flags = [mode, MemoryLayout<Machine>.offset(of: \Machine.producerFinished)!, MemoryLayout<Machine>.offset(of: \Machine.reportedYieldAfterFinish)!]
         #expect(flags.allSatisfy { $0 >= phaseEnd && $0 < MemoryLayout<Machine>.offset(of: \Machine.teardown)! })
     }
+
+    /// The buffer is allocated on the first append with room for 2 (1 under a policy of
+    /// capacity 1), and doubles from there: a mostly drained `Int` stream keeps a 64-byte chunk.
+    @Test func theFirstBufferHoldsTwo_thenDoubles() {
+        var unbounded = CallbackStreamStateMachine<Int, Never, Void>(policy: .unbounded, builder: ())
+        #expect(unbounded.buffer.capacity == 0, "nothing allocated before the first element")
+        unbounded.enqueue(1)
+        #expect(unbounded.buffer.capacity == 2)
+        unbounded.enqueue(2)
+        unbounded.enqueue(3)
+        #expect(unbounded.buffer.capacity == 4)
+
+        var newest = CallbackStreamStateMachine<Int, Never, Void>(policy: .latest, builder: ())
+        newest.enqueue(1)
+        #expect(newest.buffer.capacity == 1)
+    }
 }
