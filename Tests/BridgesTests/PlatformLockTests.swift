@@ -6,6 +6,61 @@ import CBridgesRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// What the waiter threads of `waitersThatSleep_areAllWokenInTurn` share.
+final class WaiterContext: @unchecked Sendable {  // `entered` only under `lock`; `paths` locks itself
+    let lock: UnsafeMutablePointer<PlatformLock>
+    var entered = 0
+    let paths = ThreadPaths()
+    init(lock: UnsafeMutablePointer<PlatformLock>) { self.lock = lock }
+}
+
+/// Starts a pthread that records its /proc path, then takes the lock, counts itself, releases.
+func startWaiter(_ context: WaiterContext) -> pthread_t {
+    var thread = pthread_t()
+    let argument = Unmanaged.passRetained(context).toOpaque()
+    let error = pthread_create(&thread, nil, { argument in
+        let context = Unmanaged<WaiterContext>.fromOpaque(argument!).takeRetainedValue()
+        context.paths.append(currentThreadPath())
+        _lock(context.lock)
+        context.entered += 1
+        _unlock(context.lock)
+        return nil
+    }, argument)
+    precondition(error == 0, "pthread_create failed with error \(error)")
+    return thread
+}
+
+/// The calling thread's path under /proc: `<pid>/task/<tid>` (Swift's Glibc has no `gettid`).
+func currentThreadPath() -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    precondition(count > 0, "cannot read /proc/thread-self")
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Whether the thread is asleep in the kernel: state "S" in `/proc/<pid>/task/<tid>/stat`
+/// ("<tid> (<name>) <state> …"; the name may hold spaces and parentheses, hence the last ")").
+func isAsleepInTheKernel(_ threadPath: String) -> Bool {
+    let file = fopen("/proc/\(threadPath)/stat", "r")
+    guard let file else { return false }
+    defer { fclose(file) }
+    var buffer = [CChar](repeating: 0, count: 512)
+    let read = fread(&buffer, 1, buffer.count - 1, file)
+    let stat = String(decoding: buffer[..<read].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let close = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(after: close)...].drop { $0 == " " }.first == "S"
+}
+
+/// Thread paths collected from several threads (under a lock of the test support, not the one
+/// being tested).
+final class ThreadPaths: @unchecked Sendable {  // `paths` only under `mutex`
+    private let mutex = NSLockish()
+    private var paths: [String] = []
+    func append(_ path: String) { mutex.withLock { paths.append(path) } }
+    var count: Int { mutex.withLock { paths.count } }
+    func all(_ predicate: (String) -> Bool) -> Bool { mutex.withLock { paths }.allSatisfy(predicate) }
+}
 #endif
 
 /// The lock under every state machine: four bytes, on Linux a futex lock of Bridges' own
@@ -48,40 +103,30 @@ struct PlatformLockTests {
 
     #if os(Linux) || os(Android)
     /// Threads that find the lock held go to sleep in the kernel (after a short spin); the
-    /// unlock must wake them, every one, in turn. Each round holds the lock until the lock word
-    /// says a thread sleeps on it, then releases it with the other waiters asleep or about to be.
-    /// The classic futex-lock bug (a woken waiter takes the lock as "held, nobody waiting", and
-    /// the next unlock wakes no one) needs two or more sleepers at the unlock, which a round gets
-    /// often but not always (the global queue runs two of the four at once on two cores): twenty
-    /// rounds. Against that mutant the test hangs, and the suite's time limit fails it.
+    /// unlock must wake them, every one, in turn. Each round holds the lock until all four
+    /// waiters are asleep in the kernel (their /proc state is "S": after recording their thread
+    /// id, the lock's futex wait is the only place they can sleep), because the classic
+    /// futex-lock bug (a woken waiter takes the lock as "held, nobody waiting", and the next
+    /// unlock wakes no one) shows only with two or more sleepers at the unlock. Against that
+    /// mutant the test hangs, and the suite's time limit fails it.
     ///
-    /// (A stricter form waited until all four waiters, on threads of their own, were asleep
-    /// according to /proc. Under ThreadSanitizer, in the full serial run, a later withCallback
-    /// test then hung in two runs out of two; skipping it, the run passed. Not understood, so not
-    /// kept.)
-    @Test func waitersThatSleep_areAllWokenInTurn() async {
+    /// The waiters are plain pthreads. (The same test on Foundation `Thread`s made a later
+    /// withCallback test hang under ThreadSanitizer in the full serial run, twice; on the global
+    /// queue, where at most two of the four run at once on two cores, it let the mutant pass.)
+    @Test func waitersThatSleep_areAllWokenInTurn() {
         for round in 0..<20 {
             let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
             _initializeLock(lock)
-            nonisolated(unsafe) var entered = 0  // guarded by `lock`
-            nonisolated(unsafe) let shared = lock
+            let context = WaiterContext(lock: lock)
             _lock(lock)
-            let group = DispatchGroup()
-            for _ in 0..<4 {
-                DispatchQueue.global().async(group: group) {
-                    _lock(shared)
-                    entered += 1
-                    _unlock(shared)
-                }
-            }
-            // A gate, not a timer: wait until some thread has announced that it sleeps on the lock.
-            while _bridges_lock_word(lock) != 2 { sched_yield() }
-            #expect(entered == 0, "round \(round): nobody got in while the lock was held")
+            let threads = (0..<4).map { _ in startWaiter(context) }
+            // A gate, not a timer: every waiter asleep in the kernel, on the lock.
+            while !(context.paths.count == 4 && context.paths.all(isAsleepInTheKernel)) { sched_yield() }
+            #expect(_bridges_lock_word(lock) == 2, "round \(round): sleepers announce themselves")
+            #expect(context.entered == 0, "round \(round): nobody got in while the lock was held")
             _unlock(lock)
-            await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
-            _lock(lock)
-            #expect(entered == 4)
-            _unlock(lock)
+            for thread in threads { pthread_join(thread, nil) }  // a lost wake-up leaves one here
+            #expect(context.entered == 4)
             #expect(_bridges_lock_word(lock) == 0)
             _destroyLock(lock)
             lock.deallocate()
