@@ -52,10 +52,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @usableFromInline
     enum Phase {
-        /// Entered at creation (`makeAsyncIterator`). Nothing has run. Left by the first `next()`
-        /// (→ streaming, the builder runs) or by the consumer going away or being cancelled
-        /// (→ terminated; the builder is released without running, so there is no teardown).
-        case idle(Builder)
+        /// Entered at creation (`makeAsyncIterator`). Nothing has run; the builder waits in
+        /// `teardown` (`.unstarted`). Left by the first `next()` (→ streaming, the builder runs)
+        /// or by the consumer going away or being cancelled (→ terminated; the builder is
+        /// released without running, so there is no teardown).
+        case idle
         /// The builder ran (or is running) and the producer may yield. Left when the producer
         /// finishes (→ finished, or → terminated if the consumer was waiting) or when the
         /// consumer goes away or is cancelled (→ terminated).
@@ -70,11 +71,15 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case terminated
     }
 
-    /// The teardown the builder returned, tracked apart from the phase because the producer may
-    /// finish while the builder is still running.
+    /// The builder, then the teardown it returned, tracked apart from the phase because the
+    /// producer may finish while the builder is still running. (The builder is kept here, not in
+    /// `.idle`, because the two are never needed at once: one payload for both keeps the `Int`
+    /// stream's state 24 bytes smaller.)
     @usableFromInline
     enum TeardownState {
-        /// The builder has not returned yet (or never ran).
+        /// The builder, not run yet: exactly while the phase is `.idle`.
+        case unstarted(Builder)
+        /// The builder is running (or the consumer went away before it ran).
         case notYetReturned
         /// Returned and not run: runs when the stream ends.
         case held(Teardown)
@@ -105,39 +110,79 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    // Laid out widest first, the one-byte fields between `phase` and `teardown`, where they fill
-    // `phase`'s padding: this struct is most of a started stream's memory, and for an `Int`
-    // stream those 3 bytes keep it at 178 bytes, inside glibc's 208-byte size class with the
-    // object header and the lock (at 181 it took 224; `CallbackStreamLayoutTests` holds it).
+    /// What only the waiting policies (`.suspending(n)`, `.watermark`, `.rendezvous`) use:
+    /// suspended senders and the demand reported to a pull source. An object of its own, made
+    /// with the machine for those policies only, so the others (most streams: `.unbounded`, the
+    /// lossy ones) do not carry 48 bytes they never touch. Read and written only under the
+    /// stream's lock, like the rest of the machine (hence no exclusivity checks: a dynamic one
+    /// per access would cost more than the field).
+    @usableFromInline
+    final class Waiting {
+        /// Demand is reported only once the depth is at most this (`.suspending(n)`: n − 1, as
+        /// soon as there is room; `.watermark(low:high:)`: low).
+        @usableFromInline let lowWatermark: Int
+        /// `await send`s waiting for room, oldest first.
+        @usableFromInline @exclusivity(unchecked) var senders: [Sender] = []
+        @usableFromInline @exclusivity(unchecked) var nextSenderID: UInt64 = 0
+        @usableFromInline @exclusivity(unchecked) var demandHandler: DemandHandler?
+        /// Demand reported to `demandHandler` and not yet used by a yield. Demand is reported
+        /// from depth: only when the room in the buffer exceeds this, and only the difference,
+        /// so the producer is never told it may send more than fits.
+        @usableFromInline @exclusivity(unchecked) var granted = 0
+
+        @inlinable init(lowWatermark: Int) { self.lowWatermark = lowWatermark }
+    }
+
+    // Laid out widest first; the one-byte fields follow `buffer`, in its inline slot's padding.
+    // This struct is most of a started stream's memory: `CallbackStreamLayoutTests` holds the
+    // `Int` stream's state to the size class it was made to fit.
     @usableFromInline let capacity: Int
-    /// Waiting policies: demand is reported only once the depth is at most this
-    /// (`.suspending(n)`: n − 1, as soon as there is room; `.watermark(low:high:)`: low).
-    @usableFromInline let lowWatermark: Int
-    /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
-    /// Append through `enqueue(_:)`, which knows how far the policy lets it grow.
-    @usableFromInline var buffer = StreamRing<Element>()
+    /// Non-nil exactly under the waiting policies (`mode == .suspending`).
+    @usableFromInline let waiting: Waiting?
     /// The consumer suspended in `next()`; only while streaming with nothing buffered.
     @usableFromInline var consumer: Consumer?
-    /// `await send`s waiting for room, oldest first.
-    @usableFromInline var senders: [Sender] = []
-    @usableFromInline var nextSenderID: UInt64 = 0
-    @usableFromInline var demandHandler: DemandHandler?
-    /// Demand reported to `demandHandler` and not yet used by a yield (waiting policies only).
-    /// Demand is reported from depth: only when the room in the buffer exceeds this, and only
-    /// the difference, so the producer is never told it may send more than fits.
-    @usableFromInline var granted = 0
     @usableFromInline var droppedCount = 0
     /// The stream's `onDrop`/`onUndelivered`, and where it was made (for diagnostics). Never
     /// change: read without the lock (``CallbackStreamStorage/undelivered``), and stored here
     /// once rather than in each token.
     @usableFromInline let undelivered: CallbackStream<Element, Failure>.UndeliveredHandler?
     @usableFromInline let site: CallSite
+    /// Elements not yet taken. Under waiting policies a synchronous yield may overfill it.
+    /// Append through `enqueue(_:)`, which knows how far the policy lets it grow.
+    @usableFromInline var buffer = StreamRing<Element>()
     @usableFromInline var phase: Phase
     @usableFromInline let mode: Mode
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
     @usableFromInline var reportedYieldAfterFinish = false
-    @usableFromInline var teardown: TeardownState = .notYetReturned
+    @usableFromInline var teardown: TeardownState
+
+    // The waiting policies' fields, through `waiting`. Read only where the mode is `.suspending`
+    // (or, for `senders`, `hasSenders` and `demandHandler`, anywhere: no waiting state means no
+    // senders and no handler), and written only there: touching the others under another policy
+    // traps (a force unwrap: one predictable branch, never undefined behaviour).
+
+    @inlinable var lowWatermark: Int { waiting!.lowWatermark }
+    @inlinable var senders: [Sender] {
+        get { waiting?.senders ?? [] }
+        nonmutating _modify { yield &waiting!.senders }
+    }
+    @inlinable var hasSenders: Bool {
+        guard let waiting else { return false }
+        return !waiting.senders.isEmpty
+    }
+    @inlinable var nextSenderID: UInt64 {
+        get { waiting!.nextSenderID }
+        nonmutating set { waiting!.nextSenderID = newValue }
+    }
+    @inlinable var demandHandler: DemandHandler? {
+        get { waiting?.demandHandler }
+        nonmutating set { waiting!.demandHandler = newValue }
+    }
+    @inlinable var granted: Int {
+        get { waiting!.granted }
+        nonmutating set { waiting!.granted = newValue }
+    }
 
     @inlinable
     init(
@@ -155,15 +200,21 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .suspending(let n): (mode, capacity) = (.suspending, n)
         case .watermark(_, let high): (mode, capacity) = (.suspending, high)
         }
-        if case .watermark(let low, _) = policy.kind { lowWatermark = low } else { lowWatermark = capacity - 1 }
-        phase = .idle(builder)
+        switch policy.kind {
+        case .watermark(let low, _): waiting = Waiting(lowWatermark: low)
+        case .suspending: waiting = Waiting(lowWatermark: capacity - 1)
+        case .unbounded, .dropNewest, .dropOldest: waiting = nil
+        }
+        phase = .idle
+        teardown = .unstarted(builder)
     }
 
-    /// Appends to the buffer. Its first allocation has room for 2 elements (1 when the policy's
-    /// capacity is 1: a stream that buffers one element at a time keeps a small allocation), it
-    /// doubles from there, and lossy policies never grow it past their capacity. Two, not four:
-    /// a 64-byte malloc chunk instead of 80 for an `Int` stream that is mostly drained; one more
-    /// doubling for a stream that fills deeper, once.
+    /// Appends to the buffer. The first waiting element takes the buffer's inline slot: a stream
+    /// whose consumer keeps up allocates nothing for its buffer, and neither does a policy of
+    /// capacity 1. A ring replaces the slot when a second element has to wait: room for 2,
+    /// doubling from there; lossy policies never grow it past their capacity. Two, not four: a
+    /// 64-byte malloc chunk instead of 80 for an `Int` stream that buffered a little once; one
+    /// more doubling for one that fills deeper.
     @inlinable @inline(__always)
     mutating func enqueue(_ element: __owned Element) {
         switch mode {
@@ -201,7 +252,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     @inlinable
-    mutating func discardBuffer() -> StreamRingStorage<Element>? {
+    mutating func discardBuffer() -> StreamRing<Element>? {
         guard !buffer.isEmpty else { return nil }
         return buffer.take()
     }
@@ -216,7 +267,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .notYetReturned:
             teardown = .runWhenReturned(termination)
             return nil
-        case .runWhenReturned, .running, .spent:
+        case .runWhenReturned, .running, .spent, .unstarted:
             return nil
         }
     }
@@ -250,7 +301,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// `next()` would return the same element with no sender and no demand.
     @inlinable @inline(__always)
     mutating func takeBuffered() -> Element? {
-        guard !signalsDemandOnTake, senders.isEmpty else { return nil }
+        guard !signalsDemandOnTake, !hasSenders else { return nil }
         return buffer.popFirst()
     }
 
@@ -269,14 +320,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .streaming:
             if let element = buffer.popFirst() {
                 var sender: SenderContinuation?
-                if !senders.isEmpty && buffer.count < capacity {
+                if hasSenders && buffer.count < capacity {
                     let first = senders.removeFirst()
                     enqueue(first.element)
                     sender = first.continuation
                 }
                 return .element(element, sender: sender, demand: signalsDemandOnTake ? demandAfterTake() : nil)
             }
-            if !senders.isEmpty {
+            if hasSenders {
                 // Rendezvous: take the element straight from the waiting sender.
                 let first = senders.removeFirst()
                 return .element(first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandAfterTake() : nil)
@@ -293,8 +344,12 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .end(failure)
         case .terminated:
             return .end(nil)
-        case .idle(let builder):
+        case .idle:
+            guard case .unstarted(let builder) = teardown else {
+                preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
+            }
             phase = .streaming
+            teardown = .notYetReturned
             return .runBuilder(builder)
         }
     }
@@ -310,7 +365,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .runWhenReturned(let termination):
             teardown = .running
             return (returned, termination)
-        case .held, .running, .spent:
+        case .held, .running, .spent, .unstarted:
             preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
         }
     }
@@ -389,7 +444,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             consumer: Consumer?,
             senders: [Sender],
             teardown: (Teardown, Termination)?,
-            discarded: StreamRingStorage<Element>?,
+            discarded: StreamRing<Element>?,
             demand: DemandHandler?
         )
     }
@@ -398,7 +453,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func consumerTerminated() -> TerminateAction {
         switch phase {
-        case .idle(let builder):
+        case .idle:
+            guard case .unstarted(let builder) = teardown else {
+                preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
+            }
             phase = .terminated
             teardown = .spent
             return .terminate(builder: builder, consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
@@ -407,9 +465,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             let waiting = consumer
             consumer = nil
             let waitingSenders = senders
-            senders = []
             let demand = demandHandler
-            demandHandler = nil
+            if let cold = self.waiting {
+                cold.senders = []
+                cold.demandHandler = nil
+            }
             return .terminate(
                 builder: nil,
                 consumer: waiting,
@@ -577,7 +637,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             producerFinished = true
             let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished)
             let demand = demandHandler  // no more demand once the producer is done: release it
-            demandHandler = nil
+            self.waiting?.demandHandler = nil
             if let waiting = consumer {
                 consumer = nil
                 phase = .terminated
@@ -626,6 +686,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .finished, .terminated:
             return (nil, nil)
         case .idle, .streaming:
+            // The other policies never report more demand than this first, unlimited one, so
+            // their handler is not kept (the caller still holds it to report `Int.max`).
+            guard mode == .suspending else { return (Int.max, nil) }
             let replaced = demandHandler
             demandHandler = handler
             switch mode {

@@ -32,16 +32,14 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// released). The teardown runs first, so the consumer's loop ends after it.
     @inlinable
     func terminateConsumer() {
-        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
+        guard case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
             state.withLock({ $0.consumerTerminated() })
         else { return }
         runTeardown(teardown)
         consumer?.resume(returning: Delivery(.success(nil)))
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
         if let undelivered = self.undelivered {
-            if let discarded {
-                while let element = discarded.popFirst() { undelivered(element, .cancelled) }
-            }
+            while let element = discarded?.popFirst() { undelivered(element, .cancelled) }
             for sender in senders { undelivered(sender.element, .cancelled) }
         }
         withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock

@@ -1,28 +1,54 @@
-/// The stream engine's buffer: a FIFO ring whose slots share one allocation with its indices,
-/// made on the first append (a started stream that never buffers allocates nothing for it).
+/// The stream engine's buffer: a FIFO of one inline slot, until a second element has to wait
+/// behind the first, then a ring whose slots share one allocation with its indices. A stream
+/// whose consumer keeps up (at most one element waiting at a time, the common case) never
+/// allocates a ring, and neither does a lossy policy of capacity 1.
 ///
-/// A value type holding one optional reference, stored inline in the state machine and mutated
-/// only under the stream's lock (no copy-on-write: it is never copied while in use): growing
-/// replaces the reference. Broadcast's job queue uses it too.
+/// The slot is used only while there is no ring: the first growth moves its element into the
+/// new ring, and from then on the slot stays empty, so a stream that buffers deeper pays
+/// exactly what it paid before the slot existed (one nil check), and order needs no thought.
+///
+/// A value type stored inline in the state machine and mutated only under the stream's lock (no
+/// copy-on-write: it is never copied while in use): growing replaces the ring's reference.
+/// Broadcast's job queue uses it too.
 @usableFromInline
 struct StreamRing<Element> {
+    // The reference first: the slot's tail padding (7 bytes for an `Int?`) is then at the end,
+    // where the state machine's one-byte fields can use it.
     @usableFromInline var storage: StreamRingStorage<Element>?
+    /// The one waiting element while there is no ring (always nil once there is one).
+    @usableFromInline var first: Element?
 
-    @inlinable init() { storage = nil }
+    @inlinable init() {
+        storage = nil
+        first = nil
+    }
 
     // Through the header pointer, never `ManagedBuffer.header`: that is a class's stored
     // property, so each read would pay a dynamic exclusivity check (≈ 25 instructions).
-    @inlinable var count: Int { storage?.withUnsafeMutablePointerToHeader { $0.pointee.count } ?? 0 }
+    @inlinable var hasFirst: Bool {
+        if case .some = first { true } else { false }
+    }
+    @inlinable var count: Int {
+        if let storage { return storage.withUnsafeMutablePointerToHeader { $0.pointee.count } }
+        return hasFirst ? 1 : 0
+    }
     @inlinable var isEmpty: Bool { count == 0 }
-    /// Slots allocated (0 before the first append).
+    /// Ring slots allocated (0 while the inline slot is all there is).
     @inlinable var capacity: Int { storage?.withUnsafeMutablePointerToHeader { $0.pointee.capacity } ?? 0 }
 
-    /// Appends, growing (out of line) to `initialCapacity` slots first, then by doubling up to
-    /// `maximumCapacity` (lossy policies never hold more than their capacity).
+    /// Appends: into the inline slot while there is no ring and it is free, else into the ring,
+    /// growing it (out of line) to `initialCapacity` slots first (at least 2 when it takes over
+    /// the slot's element), then by doubling up to `maximumCapacity` (lossy policies never hold
+    /// more than their capacity).
     @inlinable @inline(__always)
     mutating func append(_ element: __owned Element, initialCapacity: Int, maximumCapacity: Int) {
-        if let storage, storage.hasRoom {
-            storage.appendWithRoom(element)
+        if let storage {
+            if storage.hasRoom {
+                storage.appendWithRoom(element)
+                return
+            }
+        } else if !hasFirst {
+            first = element
             return
         }
         grow(initialCapacity: initialCapacity, maximumCapacity: maximumCapacity)
@@ -31,36 +57,42 @@ struct StreamRing<Element> {
 
     @inlinable @inline(__always)
     mutating func popFirst() -> Element? {
-        guard let storage else { return nil }
-        return storage.popFirst()
+        if let storage { return storage.popFirst() }
+        return first.take()
     }
 
     /// Takes the whole buffer (to drain outside the lock), leaving it empty and unallocated.
     @inlinable
-    mutating func take() -> StreamRingStorage<Element>? {
-        defer { storage = nil }
-        return storage
+    mutating func take() -> StreamRing<Element> {
+        var taken = StreamRing()
+        swap(&taken, &self)
+        return taken
     }
 
+    /// Makes room for one more: the first ring (taking over the slot's element), or a ring
+    /// twice the size.
     @usableFromInline @inline(never)
     mutating func grow(initialCapacity: Int, maximumCapacity: Int) {
-        let count = self.count
-        let oldCapacity = capacity
-        let newCapacity = oldCapacity == 0
-            ? Swift.max(1, Swift.min(initialCapacity, maximumCapacity))
-            : Swift.min(oldCapacity &* 2, Swift.max(maximumCapacity, oldCapacity &+ 1))
+        guard let old = storage else {
+            // The slot is taken (that is why this grows): its element moves into the new ring,
+            // which has room for it and the element being appended.
+            let ring = StreamRingStorage<Element>.make(capacity: Swift.max(2, Swift.min(initialCapacity, maximumCapacity)))
+            ring.appendWithRoom(first.take().unsafelyUnwrapped)
+            storage = ring
+            return
+        }
+        let (count, oldCapacity) = old.withUnsafeMutablePointerToHeader { ($0.pointee.count, $0.pointee.capacity) }
+        let newCapacity = Swift.min(oldCapacity &* 2, Swift.max(maximumCapacity, oldCapacity &+ 1))
         let grown = StreamRingStorage<Element>.make(capacity: newCapacity)
-        if let old = storage {
-            old.withUnsafeMutablePointers { header, slots in
-                grown.withUnsafeMutablePointers { newHeader, newSlots in
-                    let head = header.pointee.head
-                    let firstPart = Swift.min(count, oldCapacity - head)
-                    newSlots.moveInitialize(from: slots + head, count: firstPart)
-                    (newSlots + firstPart).moveInitialize(from: slots, count: count - firstPart)
-                    newHeader.pointee.count = count
-                    header.pointee.count = 0  // moved out: the old storage's deinit destroys nothing
-                    header.pointee.head = 0
-                }
+        old.withUnsafeMutablePointers { header, slots in
+            grown.withUnsafeMutablePointers { newHeader, newSlots in
+                let head = header.pointee.head
+                let firstPart = Swift.min(count, oldCapacity - head)
+                newSlots.moveInitialize(from: slots + head, count: firstPart)
+                (newSlots + firstPart).moveInitialize(from: slots, count: count - firstPart)
+                newHeader.pointee.count = count
+                header.pointee.count = 0  // moved out: the old storage's deinit destroys nothing
+                header.pointee.head = 0
             }
         }
         storage = grown

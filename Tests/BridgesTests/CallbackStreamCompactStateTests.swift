@@ -1,0 +1,152 @@
+@testable import Bridges
+import Testing
+
+/// Issue 16, fourth round: a started stream's state lost 112 bytes by keeping one waiting
+/// element inline (no ring), keeping the builder in the teardown's payload, and moving the
+/// waiting policies' fields into an object of their own. Each of those moves a value to a new
+/// home; these tests check that nothing is kept longer, lost, or delivered out of order there.
+@Suite("CallbackStream: compact state", .timeLimit(.minutes(3)))
+struct CallbackStreamCompactStateTests {
+    /// The builder lives in the state until it runs (`.unstarted`), and not a moment longer:
+    /// its captures go as soon as it has run, while the stream goes on.
+    @Test func theBuilder_isReleasedOnceItHasRun_whileTheStreamGoesOn() async {
+        let canary = Weak<Canary>()
+        let box = SinkBox<Int, Never>()
+        var iterator: CallbackStream<Int, Never>.AsyncIterator = {
+            let captured = Canary()
+            canary.object = captured
+            return CallbackStream<Int, Never> { sink in
+                withExtendedLifetime(captured) {}
+                box.set(sink)
+                sink.yield(1)
+                return Cancellation {}
+            }.makeAsyncIterator()
+        }()
+        #expect(canary.object != nil, "the iterator's state holds the builder until it runs")
+        #expect(await iterator.next() == 1)
+        #expect(canary.object == nil, "the state kept the builder after it ran")
+        box.sink.yield(2)
+        #expect(await iterator.next() == 2)
+        box.sink.finish()
+        box.clear()
+        #expect(await iterator.next() == nil)
+    }
+
+    /// An iterator dropped before its first `next()` releases the builder without running it.
+    @Test func theBuilder_ofAnIteratorDroppedBeforeNext_isReleasedUnrun() {
+        let canary = Weak<Canary>()
+        let runs = Counter()
+        do {
+            let captured = Canary()
+            canary.object = captured
+            let iterator = CallbackStream<Int, Never> { sink in
+                withExtendedLifetime(captured) {}
+                runs.increment()
+                sink.finish()
+                return Cancellation {}
+            }.makeAsyncIterator()
+            #expect(canary.object != nil)
+            withExtendedLifetime(iterator) {}
+        }
+        #expect(canary.object == nil, "the builder outlived its iterator")
+        #expect(runs.value == 0)
+    }
+
+    /// One element waiting alone sits in the inline slot; a consumer that leaves then reports it
+    /// undelivered, exactly once, like a buffered element in the ring.
+    @Test func oneElementInTheSlot_isReportedUndelivered_whenTheConsumerLeaves() async {
+        let undelivered = Collected<String>()
+        let box = SinkBox<Int, Never>()
+        do {
+            var iterator = CallbackStream<Int, Never>(onUndelivered: { element, reason in
+                undelivered.append("\(element) \(reason)")
+            }) { sink in
+                box.set(sink)
+                sink.yield(1)
+                return Cancellation {}
+            }.makeAsyncIterator()
+            #expect(await iterator.next() == 1)
+            #expect(box.sink.yield(2) == .enqueued)
+            #expect(box.sink.token.storage.state.withLock { $0.buffer.hasFirst && $0.buffer.capacity == 0 })
+            withExtendedLifetime(iterator) {}
+        }
+        #expect(undelivered.values == ["2 .cancelled"])
+        #expect(box.sink.yield(3) == .terminated)
+        box.clear()
+    }
+
+    /// The slot, then the ring that replaces it, then a consumer that keeps up again: every
+    /// element once and in order, through the public API.
+    @Test func slotThenRingThenSlotAgain_deliversEverythingInOrder() async {
+        let box = SinkBox<Int, Never>()
+        var iterator = CallbackStream<Int, Never> { sink in
+            box.set(sink)
+            sink.yield(0)
+            return Cancellation {}
+        }.makeAsyncIterator()
+        var received = [await iterator.next()]
+        var next = 1
+        for burst in [1, 2, 1, 5, 1, 1, 9, 1] {
+            for _ in 0..<burst {
+                box.sink.yield(next)
+                next += 1
+            }
+            for _ in 0..<burst { received.append(await iterator.next()) }
+        }
+        box.sink.finish()
+        box.clear()
+        received.append(await iterator.next())
+        #expect(received == (0..<next).map { Optional($0) } + [nil])
+    }
+
+    /// Under a policy that never asks for more than its first, unlimited demand, `onDemand`
+    /// reports `Int.max` once and keeps nothing: the handler's captures go at once.
+    @Test(arguments: [BufferingPolicy.unbounded, .latest, .dropNewest(2), .dropOldest(3)])
+    func onDemand_underANonWaitingPolicy_reportsMaxOnce_andKeepsNoHandler(_ policy: BufferingPolicy) async {
+        let reported = Collected<Int>()
+        let canary = Weak<Canary>()
+        let box = SinkBox<Int, Never>()
+        var iterator = CallbackStream<Int, Never>(buffering: policy) { sink in
+            let captured = Canary()
+            canary.object = captured
+            sink.onDemand { count in
+                withExtendedLifetime(captured) {}
+                reported.append(count)
+            }
+            box.set(sink)
+            sink.yield(1)
+            return Cancellation {}
+        }.makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        #expect(reported.values == [Int.max])
+        #expect(canary.object == nil, "the stream kept a demand handler it will never call")
+        box.sink.finish()
+        box.clear()
+        #expect(await iterator.next() == nil)
+    }
+
+    /// A waiting policy keeps its handler (it reports demand as room appears) until the end.
+    @Test func onDemand_underAWaitingPolicy_keepsTheHandler_untilTheEnd() async {
+        let reported = Collected<Int>()
+        let canary = Weak<Canary>()
+        let box = SinkBox<Int, Never>()
+        var iterator = CallbackStream<Int, Never>(buffering: .suspending(2)) { sink in
+            let captured = Canary()
+            canary.object = captured
+            sink.onDemand { count in
+                withExtendedLifetime(captured) {}
+                reported.append(count)
+            }
+            box.set(sink)
+            #expect(reported.values == [2], "the room there is, reported at once")
+            #expect(sink.yield(1) == .enqueued)
+            return Cancellation {}
+        }.makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        #expect(canary.object != nil, "a waiting policy's handler went before the end")
+        box.sink.finish()
+        box.clear()
+        #expect(await iterator.next() == nil)
+        #expect(canary.object == nil, "the handler outlived the stream's end")
+    }
+}
