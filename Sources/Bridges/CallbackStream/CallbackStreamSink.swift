@@ -93,7 +93,8 @@ extension CallbackStream {
         /// - `.rendezvous`: with 1 when the consumer calls `next()` and nothing is buffered, on
         ///   the consumer's thread, just before it suspends (and at registration if it is
         ///   already waiting).
-        /// - lossy and unbounded policies: once, at registration, with `Int.max`.
+        /// - lossy and unbounded policies: once, at registration, with `Int.max`; the stream then
+        ///   keeps no reference to the handler.
         ///
         /// After `.stopProducing`, a pausable source pauses and resumes on demand. Doing both by
         /// hand can lose the wake-up (demand may arrive before the pause took effect): feed a
