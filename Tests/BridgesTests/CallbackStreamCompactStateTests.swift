@@ -75,6 +75,34 @@ struct CallbackStreamCompactStateTests {
         box.clear()
     }
 
+    /// An element left in the slot is released when the consumer leaves, whether or not the
+    /// stream has an `onUndelivered` handler to hand it to first (the slot is part of the state,
+    /// not of a ring object whose deinit would release it).
+    @Test(arguments: [false, true])
+    func anElementLeftInTheSlot_isReleased_whenTheConsumerLeaves(withHandler: Bool) async {
+        let element = Weak<Canary>()
+        let box = SinkBox<Canary, Never>()
+        let handled = Counter()
+        var handler: CallbackStream<Canary, Never>.UndeliveredHandler?
+        if withHandler { handler = { _, _ in handled.increment() } }
+        do {
+            var iterator = CallbackStream<Canary, Never>(onUndelivered: handler) { sink in
+                box.set(sink)
+                sink.yield(Canary())
+                return Cancellation {}
+            }.makeAsyncIterator()
+            _ = await iterator.next()
+            let left = Canary()
+            element.object = left
+            guard case .enqueued = box.sink.yield(left) else { Issue.record("not enqueued"); return }
+            #expect(box.sink.token.storage.state.withLock { $0.buffer.hasFirst })
+            withExtendedLifetime(iterator) {}
+        }
+        box.clear()
+        #expect(element.object == nil, "the element in the slot outlived its stream")
+        #expect(handled.value == (withHandler ? 1 : 0))
+    }
+
     /// The slot, then the ring that replaces it, then a consumer that keeps up again: every
     /// element once and in order, through the public API.
     @Test func slotThenRingThenSlotAgain_deliversEverythingInOrder() async {
