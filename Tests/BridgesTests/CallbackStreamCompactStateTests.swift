@@ -135,12 +135,7 @@ struct CallbackStreamCompactStateTests {
         let canary = Weak<Canary>()
         let box = SinkBox<Int, Never>()
         var iterator = CallbackStream<Int, Never>(buffering: policy) { sink in
-            let captured = Canary()
-            canary.object = captured
-            sink.onDemand { count in
-                withExtendedLifetime(captured) {}
-                reported.append(count)
-            }
+            onDemandRecording(sink, into: reported, canary: canary)
             box.set(sink)
             sink.yield(1)
             return Cancellation {}
@@ -159,12 +154,7 @@ struct CallbackStreamCompactStateTests {
         let canary = Weak<Canary>()
         let box = SinkBox<Int, Never>()
         var iterator = CallbackStream<Int, Never>(buffering: .suspending(2)) { sink in
-            let captured = Canary()
-            canary.object = captured
-            sink.onDemand { count in
-                withExtendedLifetime(captured) {}
-                reported.append(count)
-            }
+            onDemandRecording(sink, into: reported, canary: canary)
             box.set(sink)
             #expect(reported.values == [2], "the room there is, reported at once")
             #expect(sink.yield(1) == .enqueued)
@@ -176,5 +166,16 @@ struct CallbackStreamCompactStateTests {
         box.clear()
         #expect(await iterator.next() == nil)
         #expect(canary.object == nil, "the handler outlived the stream's end")
+    }
+
+    /// Registers a demand handler that records each count and holds a fresh canary, so that a
+    /// test can tell when the stream let go of it.
+    private func onDemandRecording(_ sink: CallbackStream<Int, Never>.Sink, into reported: Collected<Int>, canary: Weak<Canary>) {
+        let captured = Canary()
+        canary.object = captured
+        sink.onDemand { count in
+            withExtendedLifetime(captured) {}
+            reported.append(count)
+        }
     }
 }

@@ -79,7 +79,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     enum TeardownState {
         /// The builder, not run yet: exactly while the phase is `.idle`.
         case unstarted(Builder)
-        /// The builder is running (or the consumer went away before it ran).
+        /// The builder was taken to run and has not returned yet.
         case notYetReturned
         /// Returned and not run: runs when the stream ends.
         case held(Teardown)
@@ -272,6 +272,16 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
+    /// Moves the builder out of an idle stream's state (to run it, or to release it unrun).
+    @inlinable
+    mutating func takeBuilder(leaving next: TeardownState) -> Builder {
+        guard case .unstarted(let builder) = teardown else {
+            preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
+        }
+        teardown = next
+        return builder
+    }
+
     /// Whether the consumer may see the end now: the teardown has returned (or never existed).
     @inlinable
     var teardownDone: Bool {
@@ -345,12 +355,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .terminated:
             return .end(nil)
         case .idle:
-            guard case .unstarted(let builder) = teardown else {
-                preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
-            }
             phase = .streaming
-            teardown = .notYetReturned
-            return .runBuilder(builder)
+            return .runBuilder(takeBuilder(leaving: .notYetReturned))
         }
     }
 
@@ -454,12 +460,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func consumerTerminated() -> TerminateAction {
         switch phase {
         case .idle:
-            guard case .unstarted(let builder) = teardown else {
-                preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
-            }
             phase = .terminated
-            teardown = .spent
-            return .terminate(builder: builder, consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
+            return .terminate(builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
         case .streaming, .finished:
             phase = .terminated
             let waiting = consumer
@@ -691,17 +693,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             guard mode == .suspending else { return (Int.max, nil) }
             let replaced = demandHandler
             demandHandler = handler
-            switch mode {
-            case .unbounded, .dropNewest, .dropOldest:
-                return (Int.max, replaced)
-            case .suspending where capacity == 0:
+            if capacity == 0 {
                 granted = consumer != nil ? 1 : 0
                 return (consumer != nil ? 1 : nil, replaced)
-            case .suspending:
-                let room = self.room
-                granted = Swift.max(room, 0)
-                return (room > 0 ? room : nil, replaced)
             }
+            let room = self.room
+            granted = Swift.max(room, 0)
+            return (room > 0 ? room : nil, replaced)
         }
     }
 
