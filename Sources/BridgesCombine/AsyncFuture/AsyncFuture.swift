@@ -26,19 +26,35 @@ import Bridges
 /// subscription runs `operation` in its own task, started once the subscriber requests demand,
 /// and `cancel()` cancels that task. The subscriber receives the value and `.finished`, or
 /// `.failure`, from that task. Wrap it in `.share()` if one run should serve many subscribers.
+///
+/// The subscriber is called in the isolation the `AsyncFuture` was created in, as
+/// ``AsyncSequencePublisher`` does: a `sink` written in a `@MainActor` view model (which Swift 6
+/// checks at run time) runs on the main actor. `operation` itself is `@Sendable` and runs off
+/// the caller's actor unless it is isolated.
 public struct AsyncFuture<Output, Failure: Error>: Publisher, Sendable {
     private let publisher: AsyncSequencePublisher<OperationSequence<Output, Failure>, Failure>
 
     /// A publisher that runs `operation` for each subscriber and sends its result.
-    public init(fileID: String = #fileID, line: UInt = #line, _ operation: @escaping @Sendable () async throws(Failure) -> Output) {
-        self.init(operation: operation, fileID: fileID, line: line)
+    ///
+    /// - Parameters:
+    ///   - isolation: Where subscribers are called; leave the default (the caller's).
+    ///   - fileID: Call site reported with any misuse; leave the default.
+    ///   - line: Call site reported with any misuse; leave the default.
+    public init(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line,
+        _ operation: @escaping @Sendable () async throws(Failure) -> Output
+    ) {
+        self.init(operation: operation, isolation: isolation, fileID: fileID, line: line)
     }
 
-    private init(operation: @escaping @Sendable () async throws(Failure) -> Output, fileID: String, line: UInt) {
+    private init(
+        operation: @escaping @Sendable () async throws(Failure) -> Output, isolation: (any Actor)?, fileID: String, line: UInt
+    ) {
         publisher = AsyncSequencePublisher(
             OperationSequence(operation: operation),
             failure: { error in error as! Failure },  // `next()` only rethrows `operation`'s typed error
             endsAfterOneElement: true,
+            isolation: isolation,
             fileID: fileID,
             line: line
         )
@@ -51,8 +67,13 @@ public struct AsyncFuture<Output, Failure: Error>: Publisher, Sendable {
 
 extension AsyncFuture where Failure == Never {
     /// A publisher that runs a non-throwing `operation` for each subscriber and sends its result.
-    public init(fileID: String = #fileID, line: UInt = #line, _ operation: @escaping @Sendable () async -> Output) {
-        self.init(operation: { () async throws(Never) -> Output in await operation() }, fileID: fileID, line: line)
+    public init(
+        isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line,
+        _ operation: @escaping @Sendable () async -> Output
+    ) {
+        self.init(
+            operation: { () async throws(Never) -> Output in await operation() }, isolation: isolation, fileID: fileID, line: line
+        )
     }
 }
 
