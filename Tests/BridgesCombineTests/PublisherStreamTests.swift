@@ -218,6 +218,38 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         #expect(log.kinds == [.excessEmission])  // once per stream and kind
         #expect(log.all.first?.occurrences == 2)  // both counted
     }
+
+    // MARK: - Cancellation
+
+    /// A failing publisher's stream, its consumer's task cancelled: the loop throws
+    /// `CancellationError` (it would otherwise read as the publisher having finished), and the
+    /// subscription is cancelled once.
+    @Test func failingPublisher_consumerCancelled_throwsCancellationError() async {
+        let upstream = DemandRecordingPublisher<Int, any Error>()
+        let stream = upstream.stream(buffering: .rendezvous)
+        let first = Gate()
+        let consumer = Task { () -> (received: [Int], cancelled: Bool) in
+            var received: [Int] = []
+            do {
+                for try await value in stream {
+                    received.append(value)
+                    first.open()
+                }
+                return (received, false)
+            } catch {
+                return (received, error is CancellationError)
+            }
+        }
+        await upstream.send(1)
+        await first.wait()
+        consumer.cancel()
+        let (received, cancelled) = await consumer.value
+        #expect(received == [1])
+        #expect(cancelled)
+        await upstream.waitForCancellation()
+        #expect(upstream.cancellationCount == 1)
+        #expect(upstream.activeSubscriptionCount == 0)
+    }
 }
 
 #endif

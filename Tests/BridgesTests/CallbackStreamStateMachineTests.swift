@@ -86,7 +86,7 @@ struct CallbackStreamStateMachineTests {
         // Terminated: nothing is ever taken.
         var terminated = started()
         _ = terminated.yield(1)
-        _ = terminated.consumerTerminated()
+        _ = terminated.consumerTerminated(cancelled: false)
         #expect(terminated.takeBuffered() == nil)
     }
 
@@ -102,7 +102,7 @@ struct CallbackStreamStateMachineTests {
         _ = finished.finish(nil)
         #expect(!finished.yieldOnlyBuffers)
         var terminated = started()
-        _ = terminated.consumerTerminated()
+        _ = terminated.consumerTerminated(cancelled: false)
         #expect(!terminated.yieldOnlyBuffers)
 
         // A consumer waiting: the element is handed over, not buffered.
@@ -161,19 +161,19 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         let teardown = Cancellation()
         #expect(machine.builderReturned(.init(teardown)) == nil)
-        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(), senders.isEmpty,
+        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(cancelled: false), senders.isEmpty,
               case .cancellation(let cancellation) = taken.0.kind, case .cancelled = taken.1
         else {
             Issue.record(Comment(rawValue: "expected the teardown, as cancelled")); return
         }
         #expect(cancellation === teardown)
-        guard case .none = machine.consumerTerminated() else { Issue.record(Comment(rawValue: "second termination does nothing")); return }
+        guard case .none = machine.consumerTerminated(cancelled: false) else { Issue.record(Comment(rawValue: "second termination does nothing")); return }
         guard case .none = machine.finish(nil) else { Issue.record(Comment(rawValue: "finish after the consumer left is not misuse")); return }
     }
 
     @Test func consumerTerminated_whenIdle_releasesBuilderWithoutTeardown() {
         var machine = Machine(policy: .unbounded, builder: "build")
-        guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(), senders.isEmpty else {
+        guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(cancelled: false), senders.isEmpty else {
             Issue.record(Comment(rawValue: "expected the builder back, no teardown")); return
         }
     }

@@ -22,10 +22,16 @@
 ///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
 /// - **Lifetime**: what the teardown captures (a delegate proxy) is retained until the teardown
 ///   has run, then released.
-/// - **Cancellation**: a cancelled consumer task ends the iteration at its next `next()` (which
-///   returns `nil`, like `AsyncStream`), discarding what was buffered (reported to
-///   `onUndelivered` as `.cancelled`). Suspended `await send`s are resumed with `.terminated`;
-///   a cancelled `await send` keeps its element's place in line.
+/// - **Cancellation never reads as completion**: a cancelled consumer task ends the iteration at
+///   its next `next()` (or in the one it waits in), discarding what was buffered (reported to
+///   `onUndelivered` as `.cancelled`). That `next()` throws `CancellationError` when `Failure`
+///   can hold it (`any Error`), so a loop cut short never looks finished; a stream that cannot
+///   throw it returns `nil`: `Failure == Never`, like `AsyncStream`, and a concrete `Failure`
+///   (`throws(Failure)` cannot throw another type: check `Task.isCancelled` after such a loop,
+///   or use `any Error`). A stream that had already ended (its producer finished with nothing
+///   left to deliver) ends with `nil`. Suspended
+///   `await send`s are resumed with `.terminated`; a cancelled `await send` keeps its element's
+///   place in line.
 /// - **Isolation**: `next(isolation:)` returns buffered elements without suspending, so a
 ///   `@MainActor` consumer drains the buffer without leaving the main actor.
 /// - **Misuse** (yield after finish, two tasks iterating one iterator, a sink released without
@@ -192,8 +198,10 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         /// The next element, or `nil` at the end; throws the producer's failure.
         ///
         /// Buffered elements are returned without suspending, so the caller never leaves
-        /// `actor`. The first call runs the builder. If the calling task is cancelled, returns
-        /// `nil` and ends the stream (teardown). If another task is already suspended on this
+        /// `actor`. The first call runs the builder. If the calling task is cancelled before the
+        /// stream ended, ends the stream (teardown) and throws `CancellationError` where
+        /// `Failure` can hold it (`any Error`), else returns `nil` (`Never`, a concrete error
+        /// type); later calls return `nil`. If another task is already suspended on this
         /// iterator, reports `.concurrentIteration` and returns `nil` to the second caller.
         @inlinable @inline(__always)
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
@@ -216,9 +224,12 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             _ first: CallbackStreamStorage<Element, Failure>.Machine.NextAction?
         ) async throws(Failure) -> Element? {
             let storage = consumer.storage
-            guard var action = first else {
-                storage.terminateConsumer()
-                return nil
+            var action: CallbackStreamStorage<Element, Failure>.Machine.NextAction
+            if let first {
+                action = first
+            } else {
+                storage.terminateConsumer(cancelled: true)
+                action = storage.state.withLock { $0.next() }  // `.cancelled`, unless it had ended already
             }
             var askedBeforeSuspending = false
             while true {
@@ -230,6 +241,8 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 case .end(let failure):
                     if let failure { throw failure }
                     return nil
+                case .cancelled:
+                    return try Self.cancelled()
                 case .runBuilder(let builder):
                     storage.runBuilder(builder)
                 case .suspend:
@@ -242,10 +255,25 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     }
                     let delivery = await storage.suspend(isolation: actor)
                     delivery.demand?.report()
-                    return try delivery.result.get()
+                    guard let element = try delivery.result.get() else {
+                        // The end, or the cancellation that resumed this wait.
+                        if storage.state.withLock({ $0.takeCancellation() }) { return try Self.cancelled() }
+                        return nil
+                    }
+                    return element
                 }
                 action = storage.state.withLock { $0.next() }
             }
+        }
+
+        /// The end of a consumer whose task was cancelled before the stream ended: throws
+        /// `CancellationError` where `Failure` can hold it (`any Error`, `CancellationError`),
+        /// else returns nil (`Never`, or a concrete error type, which a `throws(Failure)`
+        /// function cannot throw it as).
+        @inlinable
+        static func cancelled() throws(Failure) -> Element? {
+            if let error = CancellationError() as? Failure { throw error }
+            return nil
         }
 
         /// The non-isolated form: called directly from an actor it runs off that actor (one hop

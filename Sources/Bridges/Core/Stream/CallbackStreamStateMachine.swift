@@ -155,6 +155,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
     @usableFromInline var reportedYieldAfterFinish = false
+    /// The consumer's task was cancelled before the stream ended, and the consumer has not been
+    /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
+    /// `CancellationError`) once, then with `nil` like any ended stream.
+    @usableFromInline var cancellationUnreported = false
     @usableFromInline var teardown: TeardownState
 
     // The waiting policies' fields, through `waiting`. Read only where the mode is `.suspending`
@@ -297,6 +301,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case element(Element, sender: SenderContinuation?, demand: Demand?)
         /// The stream is over: throw the failure, or return nil.
         case end(Failure?)
+        /// The consumer's task was cancelled before the stream ended: throw `CancellationError`
+        /// where `Failure` can hold it, else return nil.
+        case cancelled
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
@@ -353,6 +360,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             phase = .terminated
             return .end(failure)
         case .terminated:
+            if takeCancellation() { return .cancelled }
             return .end(nil)
         case .idle:
             phase = .streaming
@@ -418,6 +426,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Delivery(.success(element), demand: demand), sender: sender)
         case .end(let failure):
             return .resume(continuation, Delivery(failure.map { .failure($0) } ?? .success(nil)), sender: nil)
+        case .cancelled:
+            cancellationUnreported = true  // the consumer asks `takeCancellation()` once resumed with nil
+            return .resume(continuation, Delivery(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
         }
@@ -455,14 +466,22 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         )
     }
 
-    /// The consumer's task was cancelled, or its iterator was released.
+    /// The consumer's task was cancelled (`cancelled`), or its iterator was released.
     @inlinable
-    mutating func consumerTerminated() -> TerminateAction {
+    mutating func consumerTerminated(cancelled: Bool) -> TerminateAction {
         switch phase {
         case .idle:
             phase = .terminated
+            cancellationUnreported = cancelled
             return .terminate(builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
         case .streaming, .finished:
+            // A producer that finished with nothing left to deliver ended the stream first: the
+            // consumer's cancellation cuts nothing short, and its loop ends as the stream did.
+            if case .finished = phase, buffer.isEmpty {
+                cancellationUnreported = false
+            } else {
+                cancellationUnreported = cancelled
+            }
             phase = .terminated
             let waiting = consumer
             consumer = nil
@@ -483,6 +502,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .terminated:
             return .none
         }
+    }
+
+    /// Whether the consumer's cancellation ended the stream and it has not been told yet; a
+    /// consumer resumed with nil asks this once (the answer is true only once).
+    @inlinable
+    mutating func takeCancellation() -> Bool {
+        defer { cancellationUnreported = false }
+        return cancellationUnreported
     }
 
     // MARK: - Yield

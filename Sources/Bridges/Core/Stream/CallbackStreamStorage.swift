@@ -29,11 +29,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     // MARK: Consumer side
 
     /// Ends the iteration from the consumer's side (its task was cancelled or its iterator
-    /// released). The teardown runs first, so the consumer's loop ends after it.
+    /// released). The teardown runs first, so the consumer's loop ends after it. A consumer
+    /// suspended in `next()` is resumed with nil and then asks the state machine whether that
+    /// nil was its cancellation (``CallbackStreamStateMachine/takeCancellation()``).
     @inlinable
-    func terminateConsumer() {
+    func terminateConsumer(cancelled: Bool) {
         guard case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
-            state.withLock({ $0.consumerTerminated() })
+            state.withLock({ $0.consumerTerminated(cancelled: cancelled) })
         else { return }
         runTeardown(teardown)
         consumer?.resume(returning: Delivery(.success(nil)))
@@ -82,7 +84,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 }
             }
         } onCancel: {
-            terminateConsumer()
+            terminateConsumer(cancelled: true)
         }
     }
 
@@ -204,7 +206,7 @@ final class ConsumerToken<Element, Failure: Error> {
     init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
 
     @inlinable
-    deinit { storage.terminateConsumer() }
+    deinit { storage.terminateConsumer(cancelled: false) }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is
