@@ -105,6 +105,41 @@ struct CallbackStreamContractTests {
         #expect(diagnostics.first?.message.contains("TestError(code: 9)") == true)
     }
 
+    /// The same error passed later, from outside the teardown (the producer kept its sink and
+    /// fails after the consumer broke out): reported too.
+    @Test func finishThrowingAfterTheConsumerLeft_fromOutsideTheTeardown_isReported() async throws {
+        let box = SinkBox<Int, TestError>()
+        let probe = StreamProbe()
+        let (_, diagnostics) = try await capturingDiagnostics {
+            let stream = CallbackStream<Int, TestError>.probed(probe, box: box) { sink in sink.yield(1) }
+            for try await _ in stream { break }
+            #expect(probe.teardowns.value == 1)
+            box.sink.finish(throwing: TestError(code: 10))
+        }
+        #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
+        #expect(diagnostics.first?.message.contains("TestError(code: 10)") == true)
+        box.clear()
+        await probe.proxyReleased.wait()
+    }
+
+    /// A cancelled consumer (not one that broke out) leaves the same way: the error is reported.
+    @Test func finishThrowingAfterTheConsumerWasCancelled_fromOutside_isReported() async throws {
+        let box = SinkBox<Int, any Error>()
+        let probe = StreamProbe()
+        let (_, diagnostics) = await capturingDiagnostics {
+            let stream = CallbackStream<Int, any Error>.probed(probe, box: box)
+            let consumer = Task { do { for try await _ in stream {} } catch {} }
+            await box.ready.wait()
+            consumer.cancel()
+            await consumer.value
+            box.sink.finish(throwing: TestError(code: 11))
+        }
+        #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
+        #expect(diagnostics.first?.message.contains("TestError(code: 11)") == true)
+        box.clear()
+        await probe.proxyReleased.wait()
+    }
+
     @Test func plainFinishFromTheTeardownAfterTheConsumerLeft_isNotMisuse() async {
         let (_, diagnostics) = await capturingDiagnostics {
             let stream = CallbackStream<Int, Never> { sink in

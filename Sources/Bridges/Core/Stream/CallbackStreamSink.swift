@@ -3,7 +3,7 @@ extension CallbackStream {
     ///
     /// Sendable: call it from any thread, any number of producers. Hold it (in a delegate proxy,
     /// a callback) for as long as the producer runs; if every copy is released without
-    /// ``finish()``, the stream finishes and reports `.callbackDropped`, so that its consumer
+    /// ``finish()``, the stream finishes and reports `.sinkDropped`, so that its consumer
     /// never waits forever.
     public struct Sink: Sendable {
         @usableFromInline let token: SinkToken<Element, Failure>
