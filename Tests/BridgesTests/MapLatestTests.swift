@@ -290,6 +290,44 @@ import Testing
         await probe.proxyReleased.wait()
     }
 
+    /// An action that is running holds the owner (it received it strongly): releasing the owner
+    /// elsewhere does not end it or cancel it. Once it returns, the owner goes, its bag ends the
+    /// loop and tears the source down, and no further action starts.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func collectLatestWeak_ownerReleasedWhileTheActionRuns_isHeldUntilTheActionReturns_thenTheLoopEnds() async throws {
+        let probe = StreamProbe()
+        let box = SinkBox<String, Never>()
+        let started = Signal()
+        let release = Signal()
+        let actions = Collected<String>()
+        let sawCancellation = Collected<Bool>()
+        weak var released: SearchOwner?
+        var owner: SearchOwner? = SearchOwner()
+        released = owner
+        CallbackStream<String, Never>.probed(probe, box: box)
+            .collectLatest(weak: owner!, in: owner!.bag) { _, query in
+                actions.append(query)
+                started.open()
+                await release.wait()
+                sawCancellation.append(Task.isCancelled)
+            }
+        await box.ready.wait()
+        box.sink.yield("a")
+        await started.wait()
+        owner = nil
+        #expect(released != nil, "the running action holds its owner")
+        #expect(probe.teardowns.value == 0)
+        release.open()
+        await probe.tornDown.wait()  // the action returned, the owner went, its bag ended the loop
+        #expect(released == nil)
+        #expect(sawCancellation.values == [false], "the action ran to its end")
+        #expect(box.sink.yield("b") == .terminated)
+        #expect(actions.values == ["a"])
+        box.clear()
+        await probe.proxyReleased.wait()
+        #expect(probe.teardowns.value == 1)
+    }
+
     /// The action borrows the owner for its call (like `forEach(weak:)`), so a running action is
     /// stopped by the bag (`cancelAll()`, or the owner's death once no action holds it).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)

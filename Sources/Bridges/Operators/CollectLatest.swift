@@ -39,9 +39,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         for try await _ in mapLatest(fileID: fileID, line: line, action) {}
     }
 
-    /// `collectLatest` on behalf of `owner`, without keeping it alive: composed over
-    /// `forEach(weak:in:)`, so it ends, cancelling the
-    /// running action and tearing the source down, when `owner` is deallocated (with its `bag`).
+    /// `collectLatest` on behalf of `owner`, without keeping it alive between actions: composed
+    /// over `forEach(weak:in:)`, so it ends, tearing the source down, when `owner` is deallocated
+    /// (with its `bag`), and `bag.cancelAll()` also cancels the running action.
     ///
     /// Before (leaks the view model, and a stale search can overwrite a newer one):
     /// ```swift
@@ -54,8 +54,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///
     /// - `action` runs where it was written (a closure in a `@MainActor` view model runs on the
     ///   main actor), in a task of its own per element; the action for the previous element is
-    ///   cancelled when a new one arrives. It borrows `owner` strongly for one call; if `owner` is
-    ///   gone when an element arrives, the action is not called.
+    ///   cancelled when a new one arrives. If `owner` is gone when an element arrives, the action
+    ///   is not called.
+    /// - A running action holds `owner` (it receives it strongly) until it returns: releasing the
+    ///   owner elsewhere meanwhile neither deallocates it nor cancels the action; once the action
+    ///   returns, the owner goes, and with it the loop. For long work that must not keep the owner
+    ///   alive, do the work before the owner is needed, and apply its result in `forEach(weak:in:)`:
+    ///   `queries.mapLatest { await search($0) }.forEach(weak: self, in: bag) { $0.results = $1 }`
+    ///   cancels the running search as soon as the owner is deallocated.
     /// - Requires a `Sendable` owner (a `@MainActor` class, an actor, a `Sendable` class), like
     ///   `forEach(weak:in:)`. The upstream's failure ends the loop (it is not reported).
     @discardableResult
