@@ -157,6 +157,8 @@ func maxOutstanding(_ events: [DemandRecordingPublisher<Int, Never>.Event]) -> S
         #expect(await consumer.value == [1, 2, 3])  // nothing lost
         #expect(log.kinds == [.excessEmission])  // once per stream and kind
         #expect(log.all.first?.occurrences == 2)  // both counted
+        #expect(log.all.first?.message.contains("it was buffered beyond capacity, not dropped") == true)
+        #expect(log.all.first?.message.contains("put .buffer(size:prefetch:whenFull:) in front of it") == true)
     }
 
     /// Demand from depth: after a publisher sent beyond its demand, draining the buffer requests

@@ -157,21 +157,29 @@ struct CallbackStreamTeardownTests {
         #expect(diagnostics.map(\.kind) == [.sinkDropped])
     }
 
+    /// Reported once per kind, at the offending call (not where the stream was made, which the
+    /// message names), with a message that says what to change.
     @Test func yieldAfterFinish_answersTerminated_andReportsOnce() async {
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
+        let lines = Collected<UInt>()
         let (_, diagnostics) = await capturingDiagnostics {
             let stream = CallbackStream<Int, Never>.probed(probe, box: box) { sink in
                 sink.finish()
-                #expect(sink.yield(1) == .terminated)
+                lines.append(#line); let first = sink.yield(1)
+                #expect(first == .terminated)
                 #expect(sink.yield(2) == .terminated)
-                sink.finish()
+                lines.append(#line); sink.finish()
             }
             for await _ in stream {}
         }
         #expect(diagnostics.map(\.kind) == [.yieldAfterFinish, .finishCalledTwice])  // once per kind
         #expect(diagnostics.first?.occurrences == 2)
-        #expect(diagnostics.first?.fileID.hasSuffix("CallbackStreamSupport.swift") == true)
+        #expect(diagnostics.map(\.fileID) == [#fileID, #fileID])
+        #expect(diagnostics.map(\.line) == lines.values)
+        #expect(diagnostics.allSatisfy { $0.message.contains("CallbackStreamSupport.swift:") })  // where the stream was made
+        #expect(diagnostics.first?.message.contains("Stop producing once you call finish()") == true)
+        #expect(diagnostics.last?.message.contains("Finish once, where the source ends") == true)
         box.clear()
         await probe.proxyReleased.wait()
     }

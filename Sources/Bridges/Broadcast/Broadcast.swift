@@ -204,7 +204,13 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         case .queued(let result):
             return result
         case .reportSendAfterFinish:
-            site.report(.yieldAfterFinish, "Broadcast.send(_:) was called after finish(); the element was discarded", bridge: self)
+            site.report(
+                .yieldAfterFinish,
+                "Broadcast.send(_:) was called after finish(); the element was discarded. Stop sending once the "
+                    + "broadcast is finished (send answers .terminated; isFinished tells), or make a new Broadcast "
+                    + "for a new run of the source.",
+                bridge: self
+            )
             return .terminated
         case .terminated:
             return .terminated

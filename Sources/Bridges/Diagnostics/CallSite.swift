@@ -21,4 +21,11 @@ struct CallSite: Sendable {
     func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?) {
         Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
     }
+
+    /// The same, reported at the offending call's site (`fileID`, `line`) rather than at the
+    /// bridge's: for misuse the API can place (a sink's `yield` or `finish` after the end).
+    @usableFromInline
+    func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?, at fileID: String, line: UInt) {
+        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
+    }
 }

@@ -44,9 +44,11 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
-    /// `#fileID` of the bridge's call site (the `withCallback`, `CallbackStream`, … that was misused).
+    /// `#fileID` of the bridge's call site (the `withCallback`, `CallbackStream`, … that was
+    /// misused), or of the offending call where the API takes it (a sink's `yield` or `finish`
+    /// after the end; the message then names the bridge's call site).
     public let fileID: String
-    /// `#line` of the bridge's call site.
+    /// `#line` of the same call site.
     public let line: UInt
 
     /// Shared with the ledger that counts later occurrences; nil for a diagnostic made by hand.

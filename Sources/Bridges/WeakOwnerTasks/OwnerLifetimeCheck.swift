@@ -66,9 +66,11 @@ public struct OwnerLifetimeCheck: Sendable, CustomStringConvertible {
             guard reference.object != nil else { return true }
             site.report(
                 .ownerLifetime,
-                "\(reference.typeName) is still alive \(grace.description) after it should have been released: "
-                    + "something holds it strongly, typically its own Task (Task { for await x in seq { self.x = x } }); "
-                    + "consume the sequence with forEach(weak:in:) instead",
+                "\(reference.typeName) was not released within \(grace.span) of expectRelease(of:within:): something "
+                    + "still holds it strongly. Look first for a Task that captures self for as long as it runs "
+                    + "(Task { for await x in seq { self.x = x } }): consume the sequence with forEach(weak:in:), or run "
+                    + "the work with runTask(weak:in:); then for a closure stored on an object it owns (a cycle), or a "
+                    + "delegate proxy whose stream was never torn down.",
                 bridge: nil  // one check, one report
             )
             return false

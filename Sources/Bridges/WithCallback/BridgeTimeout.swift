@@ -13,11 +13,14 @@
 public struct BridgeTimeout: Sendable, CustomStringConvertible {
     @usableFromInline let sleep: @Sendable () async throws -> Void
     public let description: String
+    /// How long it waits, for messages ("within 2.0 seconds"): the duration, or a custom
+    /// timeout's description.
+    let span: String
 
     /// Waits `duration` on `clock`.
     @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
     public static func after<C: Clock>(_ duration: C.Duration, on clock: C) -> BridgeTimeout {
-        BridgeTimeout(sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)")
+        BridgeTimeout(sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)", span: "\(duration)")
     }
 
     /// Waits `duration` on the continuous clock.
@@ -29,6 +32,6 @@ public struct BridgeTimeout: Sendable, CustomStringConvertible {
     /// A timeout that elapses when `sleep` returns: for clocks and schedulers of your own
     /// (and for OS versions before `Clock`).
     public static func custom(_ description: String, sleep: @escaping @Sendable () async throws -> Void) -> BridgeTimeout {
-        BridgeTimeout(sleep: sleep, description: description)
+        BridgeTimeout(sleep: sleep, description: description, span: description)
     }
 }

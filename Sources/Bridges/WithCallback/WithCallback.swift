@@ -223,7 +223,10 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
     if let value { return .success(value) }
     site.report(
         .callbackWithoutValueOrError,
-        "a (value?, error?) completion handler was called with nil for both; the task throws BridgeError.missingValueAndError",
+        "a (value?, error?) completion handler was called with nil for both; the task throws "
+            + "BridgeError.missingValueAndError. If (nil, nil) is a valid answer of this API (nothing found), bridge it "
+            + "with the Result shape and map it yourself: done(error.map { .failure($0) } ?? .success(value)), "
+            + "awaiting an optional value.",
         bridge: nil  // the call completes the bridge; a later call is reported as callbackCalledTwice
     )
     return .failure(BridgeError.missingValueAndError)

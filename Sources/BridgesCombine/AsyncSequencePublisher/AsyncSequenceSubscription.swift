@@ -58,7 +58,12 @@ final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: E
         case .none:
             break
         case .reportInvalidDemand:
-            reporter.report(.invalidDemand, "request(\(demand)) on a subscription to an AsyncSequence publisher; demand must be at least 1, the request was ignored", bridge: self)
+            reporter.report(
+                .invalidDemand,
+                "request(.none) on a subscription to an AsyncSequence publisher; the request was ignored. Request "
+                    + ".max(n) with n ≥ 1 or .unlimited (returning .none from receive(_:) is fine: it asks for nothing more).",
+                bridge: self
+            )
         case .resume(let waiter):
             waiter.resume(returning: true)
         }

@@ -187,7 +187,10 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     func reportExcess() {
         sink.report(
             .excessEmission,
-            "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests only what fits); it was buffered beyond capacity, not dropped",
+            "the publisher sent an element it was not asked for (stream(buffering:) under a waiting policy requests "
+                + "only what fits); it was buffered beyond capacity, not dropped. The publisher ignores Combine's "
+                + "demand (a subject sent to from outside, a hand-written Publisher): put .buffer(size:prefetch:"
+                + "whenFull:) in front of it, or use a policy that requests .unlimited (.unbounded, .latest).",
             bridge: self
         )
     }

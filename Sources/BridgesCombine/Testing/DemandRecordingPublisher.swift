@@ -186,7 +186,12 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             if demand > .none { state.active[id]?.demand += demand }
         }
         if demand == .none {
-            reporter.report(.invalidDemand, "request(.none) on a DemandRecordingPublisher subscription; demand must be at least 1", bridge: self)
+            reporter.report(
+                .invalidDemand,
+                "request(.none) on a DemandRecordingPublisher subscription; the request was ignored. Request .max(n) "
+                    + "with n ≥ 1 or .unlimited.",
+                bridge: self
+            )
         }
         wakeWaiters()
     }

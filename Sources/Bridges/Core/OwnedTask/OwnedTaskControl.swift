@@ -48,8 +48,9 @@ final class OwnedTaskControl: Sendable {
             guard !watch.withLock({ $0.ended }) else { return }
             site.report(
                 .ownerLifetime,
-                "\(what) still runs \(grace.description) after its owner \(ownerType) was deallocated and cancelled it: "
-                    + "the sequence or work it awaits ignores task cancellation",
+                "\(what) still runs \(grace.span) after its owner \(ownerType) was deallocated and cancelled it: "
+                    + "the sequence or work it awaits ignores task cancellation. Make it stop when cancelled (check "
+                    + "Task.isCancelled in its loop, or return a Cancellation that stops the legacy call).",
                 bridge: self
             )
         }

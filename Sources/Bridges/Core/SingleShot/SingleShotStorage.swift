@@ -126,7 +126,10 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
             if report {
                 header.site.report(
                     .callbackCalledTwice,
-                    "the completion handler was called again after it had completed the bridge; the extra call was ignored",
+                    "the completion handler was called again after it had completed the bridge; the extra call was "
+                        + "ignored. Call it exactly once per operation: look for a second path that calls it (success then "
+                        + "failure, a retry, a timer); an API that calls back many times (progress, updates) is a stream: "
+                        + "bridge it with CallbackStream instead.",
                     bridge: self
                 )
             }
@@ -166,7 +169,10 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
             timeout?.cancel()
             header.site.report(
                 .callbackDropped,
-                "the legacy API released its completion handler without calling it; the awaiting task throws BridgeError.callbackDropped",
+                "the legacy API released its completion handler without calling it; the awaiting task throws "
+                    + "BridgeError.callbackDropped instead of waiting forever. Make every path of the API call it "
+                    + "once (errors, early returns, its own cancellation); if the API drops it when cancelled, return "
+                    + "a Cancellation from the body, and pass timeout: if it may never answer.",
                 bridge: nil  // once per bridge by construction, and reported when the last handler goes
             )
             // Not suspended yet: the frame finds the ending when it hands over its continuation.

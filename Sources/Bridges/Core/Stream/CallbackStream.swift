@@ -129,9 +129,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     /// Why a stream ended, as its ``Teardown`` learns it.
     public enum Termination {
-        /// The producer called ``Sink/finish()`` (or released its sink without finishing).
+        /// The producer called ``Sink/finish(fileID:line:)`` (or released its sink without finishing).
         case finished
-        /// The producer called ``Sink/finish(throwing:)`` with this error.
+        /// The producer called ``Sink/finish(throwing:fileID:line:)`` with this error.
         case failed(Failure)
         /// The consumer ended it: it broke out of its loop, dropped its iterator, or its task was
         /// cancelled.
@@ -173,7 +173,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         }
     }
 
-    /// What a synchronous ``Sink/yield(_:)`` (or ``Sink/send(_:isolation:)``) did with the element.
+    /// What a synchronous ``Sink/yield(_:fileID:line:)`` (or ``Sink/send(_:isolation:fileID:line:)``) did with the element.
     public enum YieldResult {
         /// Buffered or handed to the consumer; the producer may go on.
         case enqueued

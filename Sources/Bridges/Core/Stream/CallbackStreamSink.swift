@@ -3,7 +3,7 @@ extension CallbackStream {
     ///
     /// Sendable: call it from any thread, any number of producers. Hold it (in a delegate proxy,
     /// a callback) for as long as the producer runs; if every copy is released without
-    /// ``finish()``, the stream finishes and reports `.sinkDropped`, so that its consumer
+    /// ``finish(fileID:line:)``, the stream finishes and reports `.sinkDropped`, so that its consumer
     /// never waits forever.
     public struct Sink: Sendable {
         @usableFromInline let token: SinkToken<Element, Failure>
@@ -16,11 +16,11 @@ extension CallbackStream {
         /// - Returns: `.enqueued`; `.dropped(e)` when a lossy policy dropped `e` (also passed to
         ///   `onDrop`); `.stopProducing` under a waiting policy whose buffer is now full (the
         ///   element *was* enqueued: nothing is lost; pause until ``onDemand(_:)`` says so);
-        ///   `.terminated` when the stream is over (after ``finish()`` this is also reported
-        ///   once as `.yieldAfterFinish`).
+        ///   `.terminated` when the stream is over (after ``finish(fileID:line:)`` this is also
+        ///   reported once as `.yieldAfterFinish`, at this call's `fileID`/`line`).
         @inlinable
         @discardableResult
-        public func yield(_ element: sending Element) -> YieldResult {
+        public func yield(_ element: sending Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
             let action = token.storage.state.withLock { machine -> CallbackStreamStorage<Element, Failure>.Machine.YieldAction in
                 // The common case decided inline, without the general event: buffered, `.enqueued`.
                 if machine.yieldOnlyBuffers {
@@ -31,40 +31,42 @@ extension CallbackStream {
             }
             // Enqueued (the common case): nothing to act on, no handler or call site to copy.
             if case .answer(let result) = action { return result }
-            return token.storage.act(action)
+            return token.storage.act(action, fileID: fileID, line: line)
         }
 
         /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
         /// ``BufferingPolicy/suspending(_:)``) suspends until it is accepted: for `.rendezvous` until
         /// the consumer has taken it, for `.suspending(n)` until it fits in the buffer. Under
-        /// other policies it returns at once, like ``yield(_:)``.
+        /// other policies it returns at once, like ``yield(_:fileID:line:)``.
         ///
-        /// - Returns: `.enqueued` once accepted, `.dropped`/`.terminated` as for ``yield(_:)``.
+        /// - Returns: `.enqueued` once accepted, `.dropped`/`.terminated` as for ``yield(_:fileID:line:)``.
         ///   If the sending task is cancelled while suspended, the element is enqueued anyway
         ///   (nothing is lost) and the result is `.stopProducing`.
         @inlinable
         public func send(
             _ element: sending Element,
-            isolation: isolated (any Actor)? = #isolation
+            isolation: isolated (any Actor)? = #isolation,
+            fileID: String = #fileID,
+            line: UInt = #line
         ) async -> YieldResult {
-            await token.storage.send(element, isolation: isolation)
+            await token.storage.send(element, isolation: isolation, fileID: fileID, line: line)
         }
 
         /// Ends the stream normally: the consumer receives what is buffered, then `nil` (after the
         /// teardown has returned). The teardown runs now, on this thread. A second call is
-        /// ignored and reported.
+        /// ignored and reported as `.finishCalledTwice`, at its own `fileID`/`line`.
         @inlinable
-        public func finish() {
-            token.storage.finish(nil)
+        public func finish(fileID: String = #fileID, line: UInt = #line) {
+            token.storage.finish(nil, fileID: fileID, line: line)
         }
 
         /// Ends the stream with `error`: the consumer receives what is buffered, then `error` is
         /// thrown (after the teardown has returned). The teardown runs now, on this thread, and
         /// learns `.failed(error)` if it was given as `.onTermination`. After the consumer ended
-        /// the stream, the error reaches nobody: that is reported.
+        /// the stream, the error reaches nobody: that is reported, at this call's `fileID`/`line`.
         @inlinable
-        public func finish(throwing error: Failure) {
-            token.storage.finish(error)
+        public func finish(throwing error: Failure, fileID: String = #fileID, line: UInt = #line) {
+            token.storage.finish(error, fileID: fileID, line: line)
         }
 
         /// Whether the stream is over (finished by the producer, or ended by the consumer);

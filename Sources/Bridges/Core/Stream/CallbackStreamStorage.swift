@@ -93,8 +93,9 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// Acts on a yield's (or a send's) decision, outside the lock. Reads the handler and the call
     /// site only on the paths that use them (a computed read copies them: a dropped element would pay a retain and a release of
     /// the call site's string and handler, ≈ 25 instructions, for a report it does not make).
+    /// `fileID`/`line` are the yield's own call site, reported with a yield after finish.
     @inlinable
-    func act(_ action: Machine.YieldAction) -> Machine.YieldResult {
+    func act(_ action: Machine.YieldAction, fileID: String, line: UInt) -> Machine.YieldResult {
         switch action {
         case .resumeConsumer(let consumer, let element, let demand, let result):
             consumer.resume(returning: Delivery(.success(element), demand: demand))
@@ -105,24 +106,36 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
             undelivered?(element, .dropped)
             return .dropped(element)
         case .terminated(let element, let report):
-            if report {
-                site.report(.yieldAfterFinish, "an element was yielded after the producer had finished the stream; it was discarded", bridge: state.storage)
-            }
+            if report { reportYieldAfterFinish(fileID: fileID, line: line) }
             undelivered?(element, .terminated)
             return .terminated
         }
     }
 
+    /// Out of line: the message is built only on this misuse path, never in the inlined `yield`.
+    @usableFromInline @inline(never)
+    func reportYieldAfterFinish(fileID: String, line: UInt) {
+        site.report(
+            .yieldAfterFinish,
+            "an element was yielded after the producer had finished the stream (made at \(site.fileID):\(site.line)); "
+                + "it was discarded. Stop producing once you call finish(): unregister the callback or delegate "
+                + "before finishing, or stop when yield answers .terminated.",
+            bridge: state.storage, at: fileID, line: line
+        )
+    }
+
     @inlinable
     func send(
         _ element: Element,
-        isolation: isolated (any Actor)?
+        isolation: isolated (any Actor)?,
+        fileID: String,
+        line: UInt
     ) async -> Machine.YieldResult {
         let pending: Element
         let id: UInt64
         switch state.withLock({ $0.trySend(element) }) {
         case .done(let action):
-            return act(action)
+            return act(action, fileID: fileID, line: line)
         case .mustWait(let element, let senderID):
             (pending, id) = (element, senderID)
         }
@@ -132,7 +145,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 case .suspended:
                     if Task.isCancelled { cancelSender(id: id) }  // cancelled before it was enqueued
                 case .resumeNow(let continuation, let action):
-                    continuation.resume(returning: Handoff(act(action)))
+                    continuation.resume(returning: Handoff(act(action, fileID: fileID, line: line)))
                 }
             }
         } onCancel: {
@@ -147,8 +160,8 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     }
 
     @inlinable
-    func finish(_ failure: Failure?) {
-        act(state.withLock { $0.finish(failure) })
+    func finish(_ failure: Failure?, fileID: String, line: UInt) {
+        act(state.withLock { $0.finish(failure) }, fileID: fileID, line: line)
     }
 
     @usableFromInline
@@ -156,24 +169,38 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         guard let action = state.withLock({ $0.producerReleased() }) else { return }
         site.report(
             .sinkDropped,
-            "the producer released every copy of the CallbackStream's sink without calling finish(); the stream finishes so that its consumer does not wait forever",
+            "the producer released every copy of the CallbackStream's sink without calling finish(); the stream "
+                + "finished so that its consumer does not wait forever. Keep the sink for as long as the source can "
+                + "produce (in the delegate proxy or the callback the source retains) and call finish() or "
+                + "finish(throwing:) when the source ends.",
             bridge: nil  // once per stream by construction, and reported from the sink's deinit
         )
-        act(action)
+        act(action, fileID: site.fileID, line: site.line)
     }
 
+    /// Acts on a finish's decision, outside the lock; `fileID`/`line` are the finish's own call
+    /// site, where a misuse is reported.
     @inlinable
-    func act(_ action: Machine.FinishAction) {
+    func act(_ action: Machine.FinishAction, fileID: String, line: UInt) {
         switch action {
         case .none:
             break
         case .reportFinishAfterFinish:
-            site.report(.finishCalledTwice, "finish() was called on a CallbackStream sink that had already finished; the call was ignored", bridge: state.storage)
+            site.report(
+                .finishCalledTwice,
+                "finish() was called on a CallbackStream sink that had already finished (the stream was made at "
+                    + "\(site.fileID):\(site.line)); the call was ignored. Finish once, where the source ends (its "
+                    + "completion or failure callback), not also from the teardown or a second callback.",
+                bridge: state.storage, at: fileID, line: line
+            )
         case .reportFailureAfterEnd(let failure):
             site.report(
                 .yieldAfterFinish,
-                "finish(throwing:) was called after the consumer had ended the stream (cancelled, broke out or dropped its iterator); the error reached nobody: \(failure)",
-                bridge: state.storage
+                "finish(throwing:) was called after the consumer had ended the stream (cancelled, broke out or dropped "
+                    + "its iterator; the stream was made at \(site.fileID):\(site.line)); the error reached nobody: "
+                    + "\(failure). Log the error where it happens if it matters after the consumer left; the teardown "
+                    + "given as .onTermination learns .cancelled when the consumer ended first.",
+                bridge: state.storage, at: fileID, line: line
             )
         case .finish(let consumer, let failure, let senders, let teardown, let demand):
             // The teardown first: a consumer whose loop ends here must find it done.
