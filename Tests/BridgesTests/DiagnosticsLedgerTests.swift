@@ -27,6 +27,13 @@ struct DiagnosticsLedgerTests {
         #expect(seen.values == ["after 200 000 reads", "through current"])
     }
 
+    /// What the default handler writes on Linux (and `printToStandardError` everywhere): a line
+    /// compilers and editors read as a warning at the bridge's line.
+    @Test func standardErrorLine_isCompilerStyle_atTheBridgesCallSite() {
+        let diagnostic = BridgeDiagnostic(kind: .callbackCalledTwice, message: "ignored", fileID: "App/Profile.swift", line: 42)
+        #expect(diagnostic.compilerStyleLine == "App/Profile.swift:42: warning: Bridges misuse (callbackCalledTwice): ignored")
+    }
+
     // MARK: - Once per bridge and kind
 
     @Test func callbackCalledManyTimes_isReportedOnce_withEveryCallCounted() async throws {

@@ -84,8 +84,12 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
 /// installs a handler with ``withHandler(_:operation:)`` sees exactly the misuse of the bridges
 /// it created, even while other tests run in parallel.
 ///
-/// The default handler prints the diagnostic to standard error. `BridgesTesting` installs one
-/// that turns diagnostics into test failures.
+/// The default handler, ``platformHandler``, reports through the platform's own channel: on
+/// Apple platforms a runtime issue (Xcode's purple warning while the app runs) and a warning in
+/// the unified log (subsystem `Bridges`, category `Diagnostics`); on Linux a compiler-style
+/// `File.swift:12: warning: …` line on standard error. `BridgesTesting` installs one that turns
+/// diagnostics into test failures. Replace it with ``defaultHandler`` (your app's logger, for
+/// example).
 public enum Diagnostics {
     public typealias Handler = @Sendable (BridgeDiagnostic) -> Void
 
@@ -99,7 +103,7 @@ public enum Diagnostics {
         init(_ handler: @escaping Handler) { self.handler = handler }
     }
 
-    private static let global = LockedState<HandlerBox>.create(HandlerBox(Diagnostics.printToStandardError))
+    private static let global = LockedState<HandlerBox>.create(HandlerBox(Diagnostics.platformHandler))
 
     @usableFromInline @TaskLocal static var taskHandler: Handler?
 
@@ -165,8 +169,20 @@ public enum Diagnostics {
         (handler ?? defaultHandler)(diagnostic)
     }
 
-    /// Writes the diagnostic to standard error: the default in production.
+    /// The default handler: on Apple platforms a runtime issue (Xcode shows a purple warning
+    /// while the app runs) and a warning in the unified log (subsystem `Bridges`, category
+    /// `Diagnostics`); elsewhere ``printToStandardError``.
+    public static let platformHandler: Handler = { diagnostic in
+        #if canImport(os)
+        UnifiedLog.report(diagnostic)
+        #else
+        printToStandardError(diagnostic)
+        #endif
+    }
+
+    /// Writes a compiler-style line to standard error: `Module/File.swift:12: warning: Bridges
+    /// misuse (kind): message`.
     public static let printToStandardError: Handler = { diagnostic in
-        _writeToStandardError("warning: \(diagnostic)\n")
+        _writeToStandardError(diagnostic.compilerStyleLine + "\n")
     }
 }

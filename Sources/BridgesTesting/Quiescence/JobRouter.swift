@@ -1,11 +1,19 @@
 // Which jobs belong to which `withSerialTasks` scope: the one process-wide piece.
 //
 // Swift's runtime lets a process take over the global executor's enqueue through the exported
-// variable `swift_task_enqueueGlobal_hook` (pointfree's `withMainSerialExecutor` uses it too).
-// BridgesTesting installs the hook once, the first time a scope opens; it stays installed and
-// forwards every job untouched unless it belongs to an open scope. Each scope owns its own
-// serial executor (`ScopeExecutor`), so scopes of tests running in parallel never wait for
-// each other: they share nothing but this table.
+// variable `swift_task_enqueueGlobal_hook` (swift-concurrency-extras' `withMainSerialExecutor`
+// uses it too). BridgesTesting chains onto it, never owns it: when the first scope opens it
+// saves the hook it finds there (nil, or another library's) and installs its own, which
+// forwards every job outside a scope to the saved hook (or the runtime's default); when the
+// last scope closes it puts the saved hook back. Whenever no scope is open the process is
+// exactly as it was. Each scope owns its own serial executor (`ScopeExecutor`), so scopes of
+// tests running in parallel never wait for each other: they share nothing but this table.
+//
+// The hook is one variable with no owner, so two libraries that each set it cannot overlap in
+// time: `withMainSerialExecutor` saves "a hook is installed" as a Bool and, at its end, puts
+// its own hook back (or none), whatever was there before. So a scope notices when the hook is
+// no longer its own (at open, in `runUntilIdle`, at close) and says so by name; run the two
+// one after the other, in either order, and both work.
 //
 // A job belongs to scope S when
 // 1. its task was attributed to S earlier in the scope (by the runtime's 64-bit task id,
@@ -45,10 +53,11 @@ import Glibc
 import Musl
 #endif
 
-/// The runtime's id of a job's task (0 for a job that is not a task). Task ids are 64-bit and
-/// never reused within a process. Exported by the Swift runtime since Swift 5.5.
-@_silgen_name("swift_task_getJobTaskId")
-func _taskID(of job: UnownedJob) -> UInt64
+/// The runtime's id of a job's task (0 for a job that is not a task, or where the runtime has
+/// no such entry point). Task ids are 64-bit and never reused within a process.
+func _taskID(of job: UnownedJob) -> UInt64 {
+    RuntimeEntryPoints.getJobTaskID.map { $0(job) } ?? 0
+}
 
 /// The runtime's id of the current task, or nil outside a task.
 func currentTaskID() -> UInt64? {
@@ -65,13 +74,18 @@ final class JobRouter: Sendable {
     /// The scope the current task runs in (inherited by `Task {}` and child tasks).
     @TaskLocal static var scope: UInt64?
 
-    private static let hookInstalled: Bool = installHook()
+    /// What this router installs in `swift_task_enqueueGlobal_hook` while a scope is open.
+    private static let hook: Hook = { job, original in JobRouter.shared.route(job, original) }
 
     private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
         var nextScope: UInt64 = 0
         var scopes: [UInt64: ScopeExecutor] = [:]
         /// Task id → the scope it was attributed to. Entries leave with their scope.
         var tasks: [UInt64: UInt64] = [:]
+        /// The hook found when the first of the open scopes opened: jobs outside every scope go
+        /// to it, and it is put back when the last scope closes. Kept after that, for a job
+        /// that was already on its way through this router.
+        var saved: Hook?
     }
 
     private let state = LockedState(State())
@@ -86,37 +100,95 @@ final class JobRouter: Sendable {
         }
     }
 
-    /// Opens a scope and attributes the current task to it. Installs the hook the first time.
-    func openScope(bound: Double) async -> ScopeExecutor {
-        _ = Self.hookInstalled  // once per process; concurrent first scopes wait for it (swift_once)
+    /// Opens a scope and attributes the current task to it. The first open scope installs the
+    /// hook, saving the one it replaces. Returns the scope, and a failure to report if the hook
+    /// cannot be used or another library's hook was installed.
+    func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
+        _ = Self.mainQueueMarked
         let task = currentTaskID()
         // Every task created from here on has a greater id (the runtime counts them up).
         let watermark = await Task.detached { currentTaskID() ?? 0 }.value
-        return state.withLock { state in
+        guard let variable = RuntimeEntryPoints.enqueueGlobalHook, RuntimeEntryPoints.getJobTaskID != nil else {
+            let scope = state.withLock { state in
+                state.nextScope += 1
+                return ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
+            }
+            return (scope, RuntimeEntryPoints.missingMessage)
+        }
+        let (scope, failure) = state.withLock { state -> (ScopeExecutor, String?) in
+            var failure: String?
+            let found = variable.pointee
+            if state.scopes.isEmpty {
+                // Storing a pointer, no code runs: the install is atomic with the scope count.
+                state.saved = found
+                variable.pointee = Self.hook
+                if found != nil { failure = Self.foreignHookAtOpen }
+            } else if !Self.isOurs(found) {
+                failure = Self.hookReplaced
+            }
             state.nextScope += 1
-            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound, hookInstalled: Self.hookInstalled)
+            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
             state.scopes[scope.id] = scope
             if let task { state.tasks[task] = scope.id }
-            return scope
+            return (scope, failure)
         }
+        if failure != nil { _ = scope.noteHookReported() }
+        return (scope, failure)
     }
 
     /// Closes a scope: from now on its tasks' jobs go to the global executor. Jobs already
-    /// queued on the scope's executor still run there.
-    func close(_ scope: ScopeExecutor) {
+    /// queued on the scope's executor still run there. The last scope to close puts back the
+    /// hook found when the first opened. Returns a failure to report if the hook had been
+    /// replaced meanwhile and this scope did not say so yet.
+    func close(_ scope: ScopeExecutor) -> String? {
         scope.stop()
-        state.withLock { state in
+        let replaced = state.withLock { state -> Bool in
             state.scopes[scope.id] = nil
             state.tasks = state.tasks.filter { $0.value != scope.id }
+            guard let variable = RuntimeEntryPoints.enqueueGlobalHook else { return false }
+            let replaced = !Self.isOurs(variable.pointee)
+            if state.scopes.isEmpty { variable.pointee = state.saved }
+            return replaced
         }
+        return replaced ? checkHook(for: scope) : nil
     }
+
+    /// A failure to report for `scope` if the hook is no longer this router's (once per scope).
+    func checkHook(for scope: ScopeExecutor) -> String? {
+        guard let variable = RuntimeEntryPoints.enqueueGlobalHook, !Self.isOurs(variable.pointee),
+              scope.noteHookReported() else { return nil }
+        return Self.hookReplaced
+    }
+
+    /// Whether `hook` is this router's.
+    private static func isOurs(_ hook: Hook?) -> Bool {
+        guard let hook else { return false }
+        return unsafeBitCast(hook, to: UnsafeRawPointer.self) == unsafeBitCast(Self.hook, to: UnsafeRawPointer.self)
+    }
+
+    private static let overlapAdvice =
+        "A withSerialTasks scope and withMainSerialExecutor cannot overlap in time (both use the runtime's one swift_task_enqueueGlobal_hook): "
+        + "run them one after the other, in either order (for example, tests that use withMainSerialExecutor in a .serialized suite "
+        + "that no withSerialTasks test runs beside, or uncheckedUseMainSerialExecutor set only where no scope is open)."
+
+    static let foreignHookAtOpen =
+        "withSerialTasks opened while another hook was installed in swift_task_enqueueGlobal_hook: swift-concurrency-extras' "
+        + "withMainSerialExecutor { … } is running, or uncheckedUseMainSerialExecutor is true. Jobs outside this scope still go to that hook. "
+        + overlapAdvice
+
+    static let hookReplaced =
+        "swift_task_enqueueGlobal_hook was replaced while this withSerialTasks scope was open, most likely by swift-concurrency-extras' "
+        + "withMainSerialExecutor { … } or uncheckedUseMainSerialExecutor = true in a test running at the same time: this scope's tasks "
+        + "are no longer tracked, and runUntilIdle() cannot wait for them. " + overlapAdvice
 
     private func route(_ job: UnownedJob, _ original: Original) {
         let enqueuerScope = Self.scope
         let enqueuer = currentTaskID()
         let jobTask = _taskID(of: job)
         var anyOpen = false
+        var saved: Hook?
         let scope = state.withLock { state -> ScopeExecutor? in
+            saved = state.saved
             guard !state.scopes.isEmpty else { return nil }
             anyOpen = true
             if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
@@ -138,6 +210,8 @@ final class JobRouter: Sendable {
                 Self.run(job)
                 mainHops.end()
             }
+        } else if let saved {
+            saved(job, original)
         } else {
             original(job)
         }
@@ -157,19 +231,29 @@ final class JobRouter: Sendable {
     /// Set on the main queue, so that the hook knows when it runs on the main actor (on Linux
     /// that is not always the main thread: after `dispatchMain()` a worker drains the main queue).
     private static let mainQueueKey = DispatchSpecificKey<Bool>()
+    private static let mainQueueMarked: Void = DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
 
-    private static func installHook() -> Bool {
-        DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
-            _reportTestFailure(
-                "BridgesTesting could not find swift_task_enqueueGlobal_hook in this Swift runtime; runUntilIdle() cannot see tasks",
-                fileID: #fileID, line: #line
-            )
-            return false
-        }
-        let hook = symbol.assumingMemoryBound(to: Hook?.self)
-        hook.pointee = { job, original in JobRouter.shared.route(job, original) }
-        return true
+}
+
+/// The two runtime entry points BridgesTesting uses, looked up by name when first needed (never
+/// linked), so that a test bundle linking BridgesTesting loads on every OS: where the runtime
+/// lacks one, `withSerialTasks` reports it and leaves every task alone.
+enum RuntimeEntryPoints {
+    /// The runtime's variable through which the global executor's enqueue can be taken over.
+    nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =  // written only under JobRouter's lock
+        lookUp("swift_task_enqueueGlobal_hook").map { $0.assumingMemoryBound(to: JobRouter.Hook?.self) }
+
+    /// `swift_task_getJobTaskId`: exported by the runtime of macOS 14, iOS 17, tvOS 17,
+    /// watchOS 10 and every Linux toolchain (the Swift 5.9 runtime); absent before.
+    static let getJobTaskID: (@convention(thin) (UnownedJob) -> UInt64)? =
+        lookUp("swift_task_getJobTaskId").map { unsafeBitCast($0, to: (@convention(thin) (UnownedJob) -> UInt64).self) }
+
+    static let missingMessage =
+        "withSerialTasks needs the Swift runtime's swift_task_enqueueGlobal_hook and swift_task_getJobTaskId "
+        + "(macOS 14, iOS 17, tvOS 17, watchOS 10 or later; Linux): this runtime lacks one, so runUntilIdle() cannot see tasks"
+
+    private static func lookUp(_ name: String) -> UnsafeMutableRawPointer? {
+        dlsym(dlopen(nil, RTLD_NOW), name)
     }
 }
 
@@ -228,4 +312,7 @@ final class HopExecutor: SerialExecutor {
     func enqueue(_ job: UnownedJob) {
         DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
+
+    /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 }

@@ -43,6 +43,8 @@ final class ScopeExecutor: SerialExecutor, Sendable {
         var waiters: [OneShot<Outcome>] = []
         /// Found by the watchdog; reported on the test's task by the next settle or the scope's end.
         var failures: [String] = []
+        /// Whether this scope already reported that the enqueue hook is not its router's.
+        var hookReported = false
 
         var queuedCount: Int { jobs.count - head }
         var pending: Int { queuedCount + (running == nil ? 0 : 1) }
@@ -66,7 +68,6 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     let id: UInt64
     /// Tasks with a greater id were created after this scope opened.
     let watermark: UInt64
-    let hookInstalled: Bool
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
     let bound: Double
@@ -75,11 +76,10 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    init(id: UInt64, watermark: UInt64, bound: Double, hookInstalled: Bool) {
+    init(id: UInt64, watermark: UInt64, bound: Double) {
         self.id = id
         self.watermark = watermark
         self.bound = bound
-        self.hookInstalled = hookInstalled
         queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
         queue.setSpecific(key: Self.key, value: id)
         let timer = DispatchSource.makeTimerSource(queue: .global())
@@ -93,6 +93,17 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     /// A DispatchSource may be cancelled from any thread (libdispatch synchronises it).
     private struct Watchdog: @unchecked Sendable {
         let timer: any DispatchSourceTimer
+    }
+
+    /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    /// Returns true the first time only: the scope reports a replaced hook once.
+    func noteHookReported() -> Bool {
+        state.withLock { state in
+            defer { state.hookReported = true }
+            return !state.hookReported
+        }
     }
 
     /// The scope ended: no more watching.

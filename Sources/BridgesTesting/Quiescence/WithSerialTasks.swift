@@ -56,9 +56,11 @@ import Dispatch
 ///     a watchdog notices a job that has run longer than the bound with others queued behind
 ///     it, records a failure, and the scope stops serialising (its queued jobs go to the global
 ///     executor), so the test ends.
-///   - The hook into the runtime (`swift_task_enqueueGlobal_hook`) is process-wide, installed
-///     once and inert for tasks outside scopes. pointfree's `withMainSerialExecutor` uses the
-///     same variable: do not combine the two.
+///   - The hook into the runtime (`swift_task_enqueueGlobal_hook`) is process-wide and chained:
+///     the first scope to open saves the hook it finds and forwards every job outside a scope to
+///     it; the last to close puts it back. Point-Free's `withMainSerialExecutor` uses the same
+///     variable, so the two cannot overlap in time (a scope that meets one fails the test and
+///     names it); one before or after the other, in either order, works.
 ///   - Nested scopes share the outer scope.
 public func withSerialTasks<R>(
     isolation: isolated (any Actor)? = #isolation,
@@ -91,8 +93,11 @@ private func withSerialTasks<R>(
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
     if JobRouter.currentScope != nil { return try await operation() }  // nested: the outer scope tracks it
-    let scope = await JobRouter.shared.openScope(bound: bound)
-    defer { JobRouter.shared.close(scope) }
+    let (scope, openFailure) = await JobRouter.shared.openScope(bound: bound)
+    if let openFailure { _reportTestFailure(openFailure, fileID: fileID, line: line) }
+    defer {
+        if let failure = JobRouter.shared.close(scope) { _reportTestFailure(failure, fileID: fileID, line: line) }
+    }
     return try await JobRouter.$scope.withValue(
         scope.id,
         operation: {
@@ -169,21 +174,27 @@ extension ScopeExecutor {
         let me = currentTaskID()
         ignore(me)
         defer { unignore(me) }
+        // A replaced hook is the reason, not the machine: say so before and instead of a timeout.
+        var hookFailure = JobRouter.shared.checkHook(for: self).map { [$0] } ?? []
+        func gaveUp(_ message: String) -> [String] {
+            hookFailure += JobRouter.shared.checkHook(for: self).map { [$0] } ?? []
+            return takeFailures() + (hookFailure.isEmpty ? [message] : hookFailure)
+        }
         var quietRounds = 0
         while quietRounds < 2 {
-            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return takeFailures() + [message] }
+            if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return gaveUp(message) }
             let mark = routedCount
             let hops = JobRouter.shared.mainHops
             let hopMark = hops.done
             guard await Self.mainRound(deadline: deadline) else {
-                return takeFailures() + ["runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread"]
+                return gaveUp("runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread")
             }
             guard await hops.waitUntilNoneInFlight(deadline: deadline) else {
-                return takeFailures() + ["runUntilIdle() gave up: a task that left the main actor did not finish its step in time"]
+                return gaveUp("runUntilIdle() gave up: a task that left the main actor did not finish its step in time")
             }
             quietRounds = routedCount == mark && hops.done == hopMark ? quietRounds + 1 : 0
         }
-        return takeFailures()
+        return takeFailures() + hookFailure
     }
 }
 
