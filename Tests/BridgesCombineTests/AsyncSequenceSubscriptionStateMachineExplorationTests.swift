@@ -21,10 +21,9 @@ import BridgesTesting
 @Suite("sequence.publisher(): state machine exploration", .timeLimit(.minutes(3)))
 struct AsyncSequenceSubscriptionStateMachineExplorationTests {
     @Test func everyInterleaving_keepsTheInvariants() {
-        let report = exploreStateSpace(from: SubscriptionModel(subscriber: SubscriberStandIn()), depth: 10)
+        let report = exploreStateSpace(from: SubscriptionModel(subscriber: SubscriberStandIn()), depth: 13)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
-        #expect(report.distinctStates >= 1, "\(report)")
-        print("EXPLORE subscription: \(report)")
+        #expect(report.distinctStates >= 500, "\(report)")
     }
 }
 

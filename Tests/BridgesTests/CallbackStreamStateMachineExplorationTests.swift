@@ -35,7 +35,7 @@ struct CallbackStreamStateMachineExplorationTests {
         Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 970),
     ]
 
-    /// Found by the exploration: a synchronous yield while an `await send` waits (or after a
+    /// A synchronous yield while an `await send` waits (or after a
     /// cancelled one, whose element keeps its place) joins the line behind the waiting element,
     /// so one producer's elements arrive in the order it produced them.
     @Test(arguments: [BufferingPolicy.rendezvous, .suspending(1), .watermark(low: 0, high: 2)])

@@ -17,7 +17,6 @@ struct DebounceStateMachineExplorationTests {
         let report = exploreStateSpace(from: DebounceModel(tasks: tasks), depth: 9)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
         #expect(report.distinctStates >= 3300, "\(report)")
-        print("EXPLORE debounce: \(report)")
     }
 }
 

@@ -18,7 +18,6 @@ struct MapLatestStateMachineExplorationTests {
         let report = exploreStateSpace(from: MapLatestModel(tasks: tasks), depth: 10)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
         #expect(report.distinctStates >= 1100, "\(report)")
-        print("EXPLORE mapLatest: \(report)")
     }
 }
 

@@ -16,7 +16,6 @@ struct OwnedTaskStateMachineExplorationTests {
         let report = exploreStateSpace(from: OwnedTaskModel(task: Task {}), depth: 12)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
         #expect(report.distinctStates >= 70, "\(report)")
-        print("EXPLORE ownedTask: \(report)")
     }
 }
 

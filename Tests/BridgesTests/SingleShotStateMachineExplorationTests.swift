@@ -17,7 +17,6 @@ struct SingleShotStateMachineExplorationTests {
         let report = exploreStateSpace(from: SingleShotModel(withTimeout: withTimeout, withToken: withToken), depth: 10)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
         #expect(report.distinctStates >= floor, "\(report)")
-        print("EXPLORE singleShot timeout \(withTimeout) token \(withToken): \(report)")
     }
 }
 
