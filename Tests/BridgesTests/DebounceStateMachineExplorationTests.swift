@@ -166,7 +166,9 @@ private struct DebounceModel: ExplorationModel {
 
     /// Whether the machine holds an element not emitted yet (a private field, read by reflection).
     var hasPending: Bool {
-        guard let pending = Mirror(reflecting: machine).descendant("pending") else { return false }
+        guard let pending = Mirror(reflecting: machine).descendant("pending") else {
+            preconditionFailure("DebounceStateMachine no longer has `pending`: update the model")
+        }
         return Mirror(reflecting: pending).children.first != nil
     }
 
