@@ -564,7 +564,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 return .dropped(oldest)
             case .suspending:
                 useDemand()
-                enqueue(element)
+                // Behind the waiting sends (a cancelled one keeps its place), so that one producer's
+                // elements keep their order; id 0 is no send's (theirs start at 1).
+                if hasSenders { senders.append(Sender(id: 0, element: element, continuation: nil)) } else { enqueue(element) }
                 return .answer(buffer.count + senders.count >= capacity ? .stopProducing : .enqueued)
             }
         case .finished, .terminated:

@@ -1,0 +1,785 @@
+@testable import Bridges
+import BridgesTesting
+import Testing
+
+/// Every interleaving of the stream engine's events, up to a bounded depth, for every kind of
+/// buffering policy: the consumer's `next()` (its fast path, the builder, asking for demand before
+/// suspending, suspending), yields and sends from the producer (a send may wait, and be cancelled),
+/// `finish`, the sink released, demand handlers registered, the teardown returning, and the
+/// consumer cancelled or gone. After every event: each continuation resumed at most once, the
+/// teardown run at most once and for the right reason, every element produced delivered, dropped,
+/// undelivered or still held (exactly one of them), delivered in order, no consumer suspended while
+/// something could wake it, no demand granted beyond the room; from every state reached, both ends
+/// (the producer finishes and the consumer drains; the consumer leaves) resume everyone and run
+/// the teardown exactly once.
+@Suite("CallbackStream: state machine exploration", .timeLimit(.minutes(3)))
+struct CallbackStreamStateMachineExplorationTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let policy: BufferingPolicy
+        let depth: Int
+        /// Distinct states measured at `depth`, less a margin: fewer means the exploration
+        /// silently stopped reaching states.
+        let floor: Int
+        var testDescription: String { "\(policy)" }
+    }
+
+    static let cases: [Case] = [
+        Case(policy: .unbounded, depth: 11, floor: 920),
+        Case(policy: .latest, depth: 11, floor: 520),
+        Case(policy: .drop, depth: 11, floor: 290),
+        Case(policy: .dropOldest(2), depth: 11, floor: 600),
+        Case(policy: .dropNewest(2), depth: 11, floor: 600),
+        Case(policy: .rendezvous, depth: 7, floor: 1700),
+        Case(policy: .suspending(1), depth: 7, floor: 1200),
+        Case(policy: .suspending(2), depth: 7, floor: 970),
+        Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 970),
+    ]
+
+    /// A synchronous yield while an `await send` waits (or after a
+    /// cancelled one, whose element keeps its place) joins the line behind the waiting element,
+    /// so one producer's elements arrive in the order it produced them.
+    @Test(arguments: [BufferingPolicy.rendezvous, .suspending(1), .watermark(low: 0, high: 2)])
+    func yield_whenACancelledSendWaits_queuesBehindItsElement(_ policy: BufferingPolicy) {
+        var machine = CallbackStreamStateMachine<Int, Boom, Int>(policy: policy, builder: 0)
+        _ = machine.next()  // runs the builder
+        var order: [Int] = []
+        let first = (policy.capacity ?? 0) + 1
+        for element in 1..<first { _ = machine.yield(element) }  // fill the buffer
+        guard case .mustWait(_, let senderID) = machine.trySend(first) else {
+            Issue.record("the send must wait: the buffer is full"); return
+        }
+        guard case .suspended = machine.enqueueSender(first, id: senderID, ContinuationStandIn.make(1)) else {
+            Issue.record("the sender must wait"); return
+        }
+        #expect(machine.cancelSender(id: senderID) != nil, "the cancelled sender is resumed at once")
+        _ = machine.yield(first + 1)
+        while case .element(let element, _, _) = machine.next() { order.append(element) }
+        #expect(order == Array(1...(first + 1)))
+    }
+
+    /// The stream promises that the consumer's loop ends only once the teardown has returned.
+    /// When the consumer is cancelled while the teardown runs on another thread (the canceller's,
+    /// or the producer's after `finish`), the machine resumes it at once, so its loop can end
+    /// while the teardown still runs. Not a one-line change: the terminated phase would have to
+    /// park the consumer until `teardownReturned()`.
+    @Test func cancel_whileAnotherThreadRunsTheTeardown_endsTheLoopBeforeItReturns() {
+        typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
+        // The canceller takes the teardown while the consumer is about to suspend.
+        var machine = Machine(policy: .unbounded, builder: 0)
+        _ = machine.next()
+        _ = machine.builderReturned(Teardown(Cancellation()))
+        guard case .suspend = machine.next() else { Issue.record("nothing buffered: the consumer suspends"); return }
+        guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated() else {
+            Issue.record("the cancel takes the teardown to run"); return
+        }
+        withKnownIssue("the consumer's loop ends while the canceller's teardown runs") {
+            if case .resume = machine.suspend(ContinuationStandIn.make(1)) {
+                Issue.record("the consumer was resumed before the teardown returned")
+            }
+        }
+        // The producer finished and runs the teardown; the consumer waits for the end, and is cancelled.
+        var finished = Machine(policy: .unbounded, builder: 0)
+        _ = finished.next()
+        _ = finished.builderReturned(Teardown(Cancellation()))
+        guard case .finish(nil, _, _, _?, _) = finished.finish(nil) else { Issue.record("the finish takes the teardown"); return }
+        guard case .suspended = finished.suspend(ContinuationStandIn.make(2)) else {
+            Issue.record("the consumer waits for the teardown to return"); return
+        }
+        withKnownIssue("the consumer's loop ends while the producer's teardown runs") {
+            if case .terminate(_, _?, _, _, _, _) = finished.consumerTerminated() {
+                Issue.record("the cancelled consumer was resumed before the teardown returned")
+            }
+        }
+    }
+
+    @Test(arguments: cases)
+    func everyInterleaving_keepsTheInvariants(_ testCase: Case) {
+        let lifetimes = LiveProbes()
+        do {
+            let report = exploreStateSpace(from: StreamModel(policy: testCase.policy, lifetimes: lifetimes), depth: testCase.depth)
+            #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
+            #expect(report.distinctStates >= testCase.floor, "\(report)")
+        }
+        #expect(lifetimes.count == 0, "every probe (teardown, demand handler) was released")
+    }
+}
+
+/// What one explored stream's teardown and demand handlers report. Captured by the `@Sendable`
+/// closures the machine stores; read by the model between events, on the exploring thread only.
+private final class ExploredStreamProbe: @unchecked Sendable {  // one thread: the exploration's
+    var teardowns: [String] = []
+    var demands: [(handler: Int, count: Int)] = []
+    let lifetimes: LiveProbes
+
+    init(_ lifetimes: LiveProbes) {
+        self.lifetimes = lifetimes
+        lifetimes.count += 1
+    }
+
+    deinit { lifetimes.count -= 1 }
+}
+
+private struct Boom: Error, Hashable {}
+
+private func name(_ termination: CallbackStream<Int, Boom>.Termination) -> String {
+    switch termination {
+    case .finished: "finished"
+    case .failed: "failed"
+    case .cancelled: "cancelled"
+    }
+}
+
+private typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
+private typealias Teardown = CallbackStream<Int, Boom>.Teardown
+
+extension StreamRing {
+    /// The elements, oldest first, read without taking them.
+    fileprivate var snapshot: [Element] {
+        if let storage {
+            return storage.withUnsafeMutablePointers { header, slots in
+                (0..<header.pointee.count).map { slots[(header.pointee.head + $0) % header.pointee.capacity] }
+            }
+        }
+        return first.map { [$0] } ?? []
+    }
+}
+
+private struct StreamModel: ExplorationModel {
+    enum Event: Hashable, CustomStringConvertible {
+        case next, builderReturns, teardownReturns, beforeSuspending, suspend, consumerEnds
+        case yield, send, enqueueSender(UInt64), cancelSender(UInt64)
+        case finish(failing: Bool), releaseSink, registerDemand
+
+        var description: String {
+            switch self {
+            case .next: "next"
+            case .builderReturns: "builderReturns"
+            case .teardownReturns: "teardownReturns"
+            case .beforeSuspending: "beforeSuspending"
+            case .suspend: "suspend"
+            case .consumerEnds: "consumerEnds"
+            case .yield: "yield"
+            case .send: "send"
+            case .enqueueSender(let id): "enqueueSender(\(id))"
+            case .cancelSender(let id): "cancelSender(\(id))"
+            case .finish(let failing): failing ? "finish(throwing:)" : "finish()"
+            case .releaseSink: "releaseSink"
+            case .registerDemand: "registerDemand"
+            }
+        }
+    }
+
+    /// Where the consumer is in `next()`, one lock section at a time.
+    enum ConsumerPC: Hashable {
+        /// Outside `next()`: the next call takes the fast path (`takeBuffered`, else `next()`).
+        case idle
+        /// Running the builder (the first `next()`).
+        case inBuilder
+        /// Running the teardown the builder's return handed it.
+        case inTeardown
+        /// Back at the top of `next()`'s loop (`next()` only).
+        case loop(asked: Bool)
+        /// About to ask for demand before suspending.
+        case beforeSuspending
+        /// About to hand its continuation over.
+        case suspending
+        case suspended(Int)
+        /// Saw the end, or left.
+        case done
+    }
+
+    enum SenderPC: Hashable { case trying, suspended }
+
+    struct SenderGhost: Hashable {
+        let id: UInt64
+        var pc: SenderPC
+        var cancels = 0
+    }
+
+    /// What the thread that took the teardown does once it returns.
+    enum AfterTeardown: Hashable {
+        case consumerLoops
+        case resume(consumer: Int?, end: Boom?, senders: [Int], senderResult: String)
+        case nothing
+    }
+
+    let policy: BufferingPolicy
+    let lifetimes: LiveProbes
+    let probe: ExploredStreamProbe
+    var machine: Machine
+    var history: [Event] = []
+    /// Re-applying events already checked (a fork): the invariants are not checked again.
+    var replaying = false
+
+    // The consumer.
+    var consumer = ConsumerPC.idle
+    var consumerEnds = 0
+    var nextConsumerID = 1
+    var endSeen: Boom?? = nil
+    // The producer.
+    var senders: [SenderGhost] = []
+    var finishes = 0
+    var sinkReleased = false
+    var producerFinished = false
+    var handlers = 0
+    /// Demand reported to the current handler and not yet used by an element.
+    var outstanding = 0
+    /// The machine holds a demand handler it has not handed back (to be released outside the lock).
+    var handlerStored = false
+    // The builder and the teardown.
+    var builderRan = false
+    var builderReleasedUnrun = false
+    var teardownInFlight: AfterTeardown?
+    var firstEnd: String?
+    // Continuations: handed to the machine, and how often each was resumed.
+    var handedIn: Set<Int> = []
+    var resumed: [Int: Int] = [:]
+    // Elements, by id in the order they entered the machine.
+    var produced = 0
+    var delivered: [Int] = []
+    var dropped: Set<Int> = []
+    var undelivered: Set<Int> = []
+    /// Elements the consumer discarded by leaving (the others undelivered came after the end).
+    var discardedByTheConsumer = 0
+
+    init(policy: BufferingPolicy, lifetimes: LiveProbes) {
+        self.policy = policy
+        self.lifetimes = lifetimes
+        probe = ExploredStreamProbe(lifetimes)
+        machine = Machine(policy: policy, builder: 7)
+    }
+
+    var waiting: Bool { policy.isWaiting }
+    var capacity: Int { policy.capacity ?? Int.max }
+
+    func fork() -> StreamModel {
+        var copy = StreamModel(policy: policy, lifetimes: lifetimes)
+        copy.replaying = true
+        for event in history { _ = copy.apply(event) }
+        copy.replaying = false
+        return copy
+    }
+
+    // MARK: - Enabled events
+
+    var enabledEvents: [Event] {
+        var events: [Event] = []
+        switch consumer {
+        case .idle, .loop: events.append(.next)
+        case .inBuilder: events.append(.builderReturns)
+        case .inTeardown: break
+        case .beforeSuspending: events.append(.beforeSuspending)
+        case .suspending: events.append(.suspend)
+        case .suspended, .done: break
+        }
+        switch consumer {
+        case .idle, .suspending, .suspended, .done:
+            if consumerEnds < 2 { events.append(.consumerEnds) }
+        default: break
+        }
+        if teardownInFlight != nil { events.append(.teardownReturns) }
+        if builderRan && !sinkReleased {
+            events.append(.yield)
+            if senders.count < 2 { events.append(.send) }
+            if finishes < 2 {
+                events.append(.finish(failing: false))
+                events.append(.finish(failing: true))
+            }
+            if senders.isEmpty { events.append(.releaseSink) }  // a send in progress holds the sink
+            if waiting && handlers < 2 { events.append(.registerDemand) }
+        }
+        for sender in senders {
+            if sender.pc == .trying { events.append(.enqueueSender(sender.id)) }
+            if sender.cancels < 2 { events.append(.cancelSender(sender.id)) }
+        }
+        return events
+    }
+
+    // MARK: - Applying an event
+
+    mutating func apply(_ event: Event) -> [String] {
+        history.append(event)
+        var broken: [String] = []
+        let resumedBefore = resumed.values.reduce(0, +)
+        switch event {
+        case .next:
+            let fast = consumer == .idle
+            let action: Machine.NextAction
+            if fast, let element = machine.takeBuffered() {
+                action = .element(element, sender: nil, demand: nil)
+            } else {
+                action = machine.next()
+            }
+            if case .loop(let asked) = consumer {
+                consumerActs(action, asked: asked, &broken)
+            } else {
+                consumerActs(action, asked: false, &broken)
+            }
+        case .builderReturns:
+            let probe = self.probe
+            let teardown = Teardown { termination in probe.teardowns.append(name(termination)) }
+            if let (teardown, termination) = machine.builderReturned(teardown) {
+                runTeardown(teardown, termination, then: .consumerLoops, &broken)
+                consumer = .inTeardown
+            } else {
+                consumer = .loop(asked: false)
+            }
+        case .teardownReturns:
+            let after = teardownInFlight!
+            teardownInFlight = nil
+            if let (continuation, failure) = machine.teardownReturned() {
+                resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
+            }
+            switch after {
+            case .consumerLoops:
+                consumer = .loop(asked: false)
+            case .resume(let waitingConsumer, let end, let waitingSenders, let result):
+                if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
+                for id in waitingSenders { resumeSender(id, result, &broken) }
+            case .nothing:
+                break
+            }
+        case .beforeSuspending:
+            if let demand = machine.demandBeforeSuspending() {
+                demand.report()
+                consumer = .loop(asked: true)
+            } else {
+                consumer = .suspending
+            }
+        case .suspend:
+            let id = nextConsumerID
+            nextConsumerID += 1
+            handedIn.insert(id)
+            consumer = .suspended(id)
+            switch machine.suspend(ContinuationStandIn.make(id)) {
+            case .suspended(let demand):
+                demand?.report()
+            case .resume(let continuation, let delivery, let sender):
+                if let sender { resumeSender(ContinuationStandIn.id(of: sender), ".enqueued", &broken) }
+                deliver(delivery, to: ContinuationStandIn.id(of: continuation), &broken)
+            case .concurrentIteration:
+                broken.append("one consumer was told another was iterating")
+            }
+        case .consumerEnds:
+            consumerEnds += 1
+            if consumer == .idle { consumer = .done }
+            switch machine.consumerTerminated() {
+            case .none:
+                break
+            case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
+                if firstEnd == nil { firstEnd = "cancelled" }
+                if builder != nil { builderReleasedUnrun = true }
+                if builder != nil && builderRan { broken.append("the builder was handed back after it ran") }
+                if demand != nil { handlerStored = false }
+                for element in discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
+                for sender in waitingSenders { markUndelivered(sender.element, &broken) }
+                discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
+                let ids = waitingSenders.compactMap { $0.continuation.map(ContinuationStandIn.id(of:)) }
+                let after = AfterTeardown.resume(
+                    consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: nil, senders: ids, senderResult: ".terminated"
+                )
+                if let (teardown, termination) = teardown {
+                    runTeardown(teardown, termination, then: after, &broken)
+                } else {
+                    act(after, &broken)
+                }
+            }
+        case .yield:
+            let id = newElement()
+            let action = machine.yield(id)
+            producerActs(action, element: id, &broken)
+        case .send:
+            let id = newElement()
+            switch machine.trySend(id) {
+            case .done(let action):
+                producerActs(action, element: id, &broken)
+            case .mustWait(_, let senderID):
+                produced -= 1  // it enters the machine when the sender is enqueued
+                senders.append(SenderGhost(id: senderID, pc: .trying))
+            }
+        case .enqueueSender(let senderID):
+            let index = senders.firstIndex { $0.id == senderID }!
+            let continuationID = 1_000 + Int(senderID)
+            handedIn.insert(continuationID)
+            let id = newElement()
+            switch machine.enqueueSender(id, id: senderID, ContinuationStandIn.make(continuationID)) {
+            case .suspended:
+                senders[index].pc = .suspended
+                if outstanding > 0 && machine.phaseIsStreaming { outstanding -= 1 }
+            case .resumeNow(let continuation, let action):
+                senders.remove(at: index)
+                let result = producerActs(action, element: id, &broken)
+                resumeSender(ContinuationStandIn.id(of: continuation), result, &broken)
+            }
+        case .cancelSender(let senderID):
+            let index = senders.firstIndex { $0.id == senderID }!
+            senders[index].cancels += 1
+            if let continuation = machine.cancelSender(id: senderID) {
+                senders.remove(at: index)
+                resumeSender(ContinuationStandIn.id(of: continuation), ".stopProducing", &broken)
+            }
+        case .finish(let failing):
+            finishes += 1
+            let hadFinished = producerFinished
+            producerFinished = true
+            finishActs(machine.finish(failing ? Boom() : nil), hadFinished: hadFinished, failing: failing, &broken)
+        case .releaseSink:
+            sinkReleased = true
+            let hadFinished = producerFinished
+            producerFinished = true
+            if let action = machine.producerReleased() {
+                if hadFinished { broken.append("a released sink finished a stream its producer had finished") }
+                finishActs(action, hadFinished: false, failing: false, &broken)
+            }
+        case .registerDemand:
+            handlers += 1
+            let probe = self.probe
+            let handler = handlers
+            let (initial, replaced) = machine.registerDemand { count in probe.demands.append((handler, count)) }
+            if replaced != nil { handlerStored = false }
+            if handlerStored { broken.append("a demand handler was replaced and not handed back") }
+            if machine.isTerminated {
+                if initial != nil { broken.append("demand was granted to a stream that had ended") }
+            } else {
+                handlerStored = true
+                outstanding = 0
+                if let initial { probe.demands.append((handler, initial)) }
+            }
+        }
+        collectDemand(&broken)
+        if replaying { return [] }
+        if resumed.values.reduce(0, +) - resumedBefore > 2, !event.endsTheStream {
+            broken.append("\(event) resumed \(resumed.values.reduce(0, +) - resumedBefore) continuations")
+        }
+        checkInvariants(&broken)
+        return broken
+    }
+
+    // MARK: - Acting as the storage does
+
+    mutating func newElement() -> Int {
+        produced += 1
+        return produced
+    }
+
+    mutating func consumerActs(_ action: Machine.NextAction, asked: Bool, _ broken: inout [String]) {
+        switch action {
+        case .element(let element, let sender, let demand):
+            if let sender { resumeSender(ContinuationStandIn.id(of: sender), ".enqueued", &broken) }
+            demand?.report()
+            receive(element, &broken)
+            consumer = .idle
+        case .end(let failure):
+            seeEnd(failure, &broken)
+        case .runBuilder(let builder):
+            if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
+            builderRan = true
+            consumer = .inBuilder
+        case .suspend:
+            consumer = asked ? .suspending : .beforeSuspending
+        }
+    }
+
+    enum Wakeup { case element(Int), end(Boom?) }
+
+    mutating func resumeConsumer(_ id: Int, with wakeup: Wakeup, _ broken: inout [String]) {
+        noteResumed(id, &broken)
+        guard consumer == .suspended(id) else {
+            broken.append("consumer continuation \(id) resumed while the consumer was \(consumer)")
+            return
+        }
+        switch wakeup {
+        case .element(let element):
+            receive(element, &broken)
+            consumer = .idle
+        case .end(let failure):
+            seeEnd(failure, &broken)
+        }
+    }
+
+    mutating func deliver(_ delivery: Machine.Delivery, to id: Int, _ broken: inout [String]) {
+        switch delivery.result {
+        case .success(let element?):
+            delivery.demand?.report()
+            resumeConsumer(id, with: .element(element), &broken)
+        case .success(nil):
+            resumeConsumer(id, with: .end(nil), &broken)
+        case .failure(let failure):
+            resumeConsumer(id, with: .end(failure), &broken)
+        }
+    }
+
+    mutating func receive(_ element: Int, _ broken: inout [String]) {
+        if let last = delivered.last, element <= last { broken.append("element \(element) delivered after \(last)") }
+        if dropped.contains(element) || undelivered.contains(element) || delivered.contains(element) {
+            broken.append("element \(element) delivered after it was accounted for")
+        }
+        delivered.append(element)
+    }
+
+    mutating func seeEnd(_ failure: Boom?, _ broken: inout [String]) {
+        if endSeen != nil { broken.append("the consumer saw the end twice") }
+        endSeen = .some(failure)
+        consumer = .done
+        // A consumer cancelled while another thread runs the teardown is exempt: see
+        // `cancel_whileAnotherThreadRunsTheTeardown_endsTheLoopBeforeItReturns`.
+        if builderRan && (probe.teardowns.count != 1 || teardownInFlight != nil) && consumerEnds == 0 {
+            broken.append("the consumer saw the end before the teardown had returned")
+        }
+        if failure != nil && firstEnd != "failed" { broken.append("the consumer saw a failure nobody finished with") }
+    }
+
+    mutating func noteResumed(_ id: Int, _ broken: inout [String]) {
+        if !handedIn.contains(id) { broken.append("continuation \(id) resumed but never handed in") }
+        resumed[id, default: 0] += 1
+        if resumed[id]! > 1 { broken.append("continuation \(id) resumed \(resumed[id]!) times") }
+    }
+
+    mutating func resumeSender(_ id: Int, _ result: String, _ broken: inout [String]) {
+        noteResumed(id, &broken)
+        senders.removeAll { 1_000 + Int($0.id) == id }
+    }
+
+    /// Acts on a yield's (or send's) action; returns the answer the producer gets.
+    @discardableResult
+    mutating func producerActs(_ action: Machine.YieldAction, element: Int, _ broken: inout [String]) -> String {
+        switch action {
+        case .resumeConsumer(let continuation, let handed, let demand, let result):
+            if waiting && outstanding > 0 { outstanding -= 1 }
+            if handed != element { broken.append("a yield handed over \(handed), not \(element)") }
+            demand?.report()
+            resumeConsumer(ContinuationStandIn.id(of: continuation), with: .element(handed), &broken)
+            return "\(result)"
+        case .answer(let result):
+            if waiting && outstanding > 0 { outstanding -= 1 }
+            if case .stopProducing = result, !waiting { broken.append("a lossy policy told its producer to stop") }
+            return "\(result)"
+        case .dropped(let element):
+            if waiting { broken.append("a waiting policy dropped \(element)") }
+            if dropped.contains(element) || undelivered.contains(element) || delivered.contains(element) {
+                broken.append("element \(element) dropped after it was accounted for")
+            }
+            dropped.insert(element)
+            return ".dropped"
+        case .terminated(let handed, let report):
+            if report != producerFinished || (sinkReleased && report) {
+                broken.append("a yield after the end reported misuse: \(report), the producer had finished: \(producerFinished)")
+            }
+            markUndelivered(handed, &broken)
+            return ".terminated"
+        }
+    }
+
+    mutating func markUndelivered(_ element: Int, _ broken: inout [String]) {
+        if dropped.contains(element) || undelivered.contains(element) || delivered.contains(element) {
+            broken.append("element \(element) undelivered after it was accounted for")
+        }
+        undelivered.insert(element)
+    }
+
+    mutating func finishActs(_ action: Machine.FinishAction, hadFinished: Bool, failing: Bool, _ broken: inout [String]) {
+        switch action {
+        case .none:
+            if failing && firstEnd == "cancelled" && !hadFinished { broken.append("a failure after the end was swallowed") }
+        case .reportFinishAfterFinish:
+            if !hadFinished { broken.append("a first finish was reported as a second") }
+        case .reportFailureAfterEnd:
+            if firstEnd != "cancelled" || hadFinished { broken.append("a failure was reported as reaching nobody") }
+        case .finish(let waitingConsumer, let failure, let waitingSenders, let teardown, let demand):
+            if hadFinished { broken.append("a second finish finished the stream again") }
+            if firstEnd == nil { firstEnd = failing ? "failed" : "finished" }
+            if demand != nil { handlerStored = false }
+            let after = AfterTeardown.resume(
+                consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: failure,
+                senders: waitingSenders.map(ContinuationStandIn.id(of:)), senderResult: ".enqueued"
+            )
+            if let (teardown, termination) = teardown {
+                runTeardown(teardown, termination, then: after, &broken)
+            } else {
+                act(after, &broken)
+            }
+        }
+    }
+
+    mutating func runTeardown(_ teardown: Teardown, _ termination: CallbackStream<Int, Boom>.Termination, then after: AfterTeardown, _ broken: inout [String]) {
+        if teardownInFlight != nil { broken.append("a teardown was taken while another ran") }
+        teardown.run(termination)
+        if probe.teardowns.count > 1 { broken.append("the teardown ran \(probe.teardowns.count) times") }
+        if let firstEnd, name(termination) != firstEnd {
+            broken.append("the teardown learned \(termination), the stream ended as \(firstEnd)")
+        }
+        teardownInFlight = after
+    }
+
+    mutating func act(_ after: AfterTeardown, _ broken: inout [String]) {
+        if case .resume(let waitingConsumer, let end, let waitingSenders, let result) = after {
+            if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
+            for id in waitingSenders { resumeSender(id, result, &broken) }
+        }
+    }
+
+    mutating func collectDemand(_ broken: inout [String]) {
+        for (handler, count) in probe.demands {
+            if count <= 0 { broken.append("demand of \(count) reported") }
+            if handler == handlers { outstanding += count }
+        }
+        probe.demands.removeAll()
+    }
+
+    // MARK: - Invariants
+
+    var live: [Int] { machine.buffer.snapshot + machine.senders.map(\.element) }
+
+    func checkInvariants(_ broken: inout [String]) {
+        let live = self.live
+        var seen = Set(delivered)
+        for group in [Array(dropped), Array(undelivered), live] {
+            for element in group where !seen.insert(element).inserted {
+                broken.append("element \(element) is accounted for twice")
+            }
+        }
+        if seen != Set(produced == 0 ? [] : Array(1...produced)) {
+            broken.append("accounting: produced \(produced), delivered \(delivered.count) + dropped \(dropped.count) + undelivered \(undelivered.count) + held \(live.count)")
+        }
+        if machine.droppedCount != dropped.count { broken.append("droppedCount \(machine.droppedCount), dropped \(dropped.count)") }
+        if policy.isLossy, machine.buffer.count > capacity { broken.append("a lossy buffer holds \(machine.buffer.count) > \(capacity)") }
+        // A consumer suspended must be the one the machine holds, or one a returning teardown resumes.
+        if case .suspended(let id) = consumer {
+            let held = machine.consumer.map(ContinuationStandIn.id(of:)) == id
+            var pending = false
+            if case .resume(let waitingConsumer, _, _, _)? = teardownInFlight, waitingConsumer == id { pending = true }
+            if !held && !pending { broken.append("the consumer is suspended and nothing holds its continuation") }
+        }
+        if machine.consumer != nil {
+            if !live.isEmpty { broken.append("the consumer waits while \(live) could be taken") }
+            if case .finished = machine.phase, machine.teardownDone {
+                broken.append("the consumer waits for an end whose teardown has returned")
+            }
+        }
+        // A pull source (waiting policy with a demand handler) must have been asked for an element
+        // while the consumer waits for one, or both wait forever.
+        if waiting, case .suspended = consumer, machine.demandHandler != nil, case .streaming = machine.phase,
+           outstanding == 0, machine.senders.isEmpty {
+            broken.append("the consumer waits and its pull source was granted no demand")
+        }
+        if waiting, machine.demandHandler != nil {
+            if machine.granted != outstanding { broken.append("granted \(machine.granted), the producer was told \(outstanding)") }
+            let room = capacity - machine.buffer.count - machine.senders.count
+            let bound = capacity == 0 ? 1 : max(room, 0)
+            if outstanding > bound { broken.append("demand \(outstanding) granted beyond the room \(room)") }
+        }
+    }
+
+    // MARK: - Endings
+
+    func checkEndings() -> [String] {
+        var broken: [String] = []
+        for producerEnds in [true, false] {
+            var model = fork()
+            var steps = 0
+            var initiated = false
+            while steps < 60 {
+                steps += 1
+                let events = model.enabledEvents
+                let initiator: Event = producerEnds ? .finish(failing: false) : .consumerEnds
+                let progress: [Event] = [.builderReturns, .teardownReturns] + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
+                    + [.next, .beforeSuspending, .suspend]
+                let event: Event?
+                if !initiated, !model.producerFinished || !producerEnds, events.contains(initiator) {
+                    initiated = true
+                    event = initiator
+                } else {
+                    event = progress.first { events.contains($0) }
+                }
+                guard let event else { break }
+                let failures = model.apply(event)
+                if !failures.isEmpty {
+                    broken += failures.map { "\($0) (ending: \(producerEnds ? "producer finishes" : "consumer leaves"), at \(event))" }
+                    return broken
+                }
+            }
+            broken += model.terminalViolations(producerEnds ? "producer finishes" : "consumer leaves")
+        }
+        return broken
+    }
+
+    func terminalViolations(_ ending: String) -> [String] {
+        var broken: [String] = []
+        if consumer != .done { broken.append("\(ending): the consumer never ends (\(consumer))") }
+        if teardownInFlight != nil { broken.append("\(ending): a teardown never returned") }
+        let unresumed = handedIn.filter { resumed[$0] != 1 }
+        if !unresumed.isEmpty { broken.append("\(ending): continuations \(unresumed.sorted()) never resumed") }
+        if builderRan && probe.teardowns.count != 1 { broken.append("\(ending): the teardown ran \(probe.teardowns.count) times") }
+        if !builderRan && (!probe.teardowns.isEmpty || !builderReleasedUnrun) { broken.append("\(ending): an unrun builder was not released") }
+        if !live.isEmpty { broken.append("\(ending): elements \(live) still held") }
+        if case .spent = machine.teardown {} else { broken.append("\(ending): the machine still holds its teardown (\(machine.teardown))") }
+        if machine.demandHandler != nil { broken.append("\(ending): the demand handler is still held") }
+        if handlerStored { broken.append("\(ending): no action handed the demand handler back") }
+        if consumerEnds == 0 && discardedByTheConsumer > 0 {
+            broken.append("\(ending): \(discardedByTheConsumer) elements discarded though the consumer never left")
+        }
+        if consumerEnds == 0, case .some(let end) = endSeen, (end != nil) != (firstEnd == "failed") {
+            broken.append("\(ending): the consumer saw \(String(describing: end)), the stream ended as \(firstEnd ?? "-")")
+        }
+        return broken
+    }
+
+    // MARK: - Key
+
+    var key: String {
+        let live = self.live
+        let rank = Dictionary(uniqueKeysWithValues: live.sorted().enumerated().map { ($1, $0) })
+        var parts: [String] = []
+        parts.append("\(machine.phase)")
+        parts.append(teardownCase)
+        parts.append(machine.consumer == nil ? "-" : "c")
+        parts.append(machine.buffer.snapshot.map { "\(rank[$0]!)" }.joined(separator: ","))
+        parts.append(machine.senders.map { "\(rank[$0.element]!)\($0.continuation == nil ? "x" : "")" }.joined(separator: ","))
+        if waiting {
+            parts.append("g\(machine.granted)h\(machine.demandHandler != nil)o\(outstanding)n\(handlers)")
+        }
+        parts.append("pf\(machine.producerFinished)\(machine.reportedYieldAfterFinish)")
+        if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
+        parts.append("e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)")
+        parts.append("\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)")
+        parts.append(senders.map { "\($0.pc)\($0.cancels)" }.joined(separator: ","))
+        return parts.joined(separator: "|")
+    }
+
+    var afterKey: String {
+        switch teardownInFlight {
+        case nil: "none"
+        case .consumerLoops: "loops"
+        case .nothing: "nothing"
+        case .resume(let waitingConsumer, let end, let waitingSenders, let result):
+            "resume(\(waitingConsumer != nil),\(end != nil),\(waitingSenders.count),\(result))"
+        }
+    }
+
+    var teardownCase: String {
+        switch machine.teardown {
+        case .unstarted: "unstarted"
+        case .notYetReturned: "notYetReturned"
+        case .held: "held"
+        case .runWhenReturned(let termination): "runWhenReturned(\(termination))"
+        case .running: "running"
+        case .spent: "spent"
+        }
+    }
+}
+
+extension StreamModel.Event {
+    /// Events that end the stream resume every waiting sender at once.
+    var endsTheStream: Bool {
+        switch self {
+        case .finish, .releaseSink, .consumerEnds, .teardownReturns: true
+        default: false
+        }
+    }
+}
+
+extension CallbackStreamStateMachine {
+    fileprivate var phaseIsStreaming: Bool {
+        if case .streaming = phase { true } else { false }
+    }
+}
