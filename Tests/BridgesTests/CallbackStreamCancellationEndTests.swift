@@ -1,4 +1,5 @@
 import Bridges
+import BridgesTesting
 import Dispatch
 import Testing
 
@@ -191,6 +192,22 @@ struct CallbackStreamCancellationEndTests {
         await received.wait()
         task.cancel()
         #expect(await task.value == .cancelled([10]))
+        await probe.tornDown.wait()
+        box.clear()
+        await probe.proxyReleased.wait()
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func debounce_overAThrowingBase_consumerCancelled_throwsCancellationError() async {
+        let clock = TestClock()
+        let probe = StreamProbe()
+        let box = SinkBox<Int, any Error>()
+        let base = CallbackStream<Int, any Error>.probed(probe, box: box)
+        let task = Self.consume(base.debounce(for: .milliseconds(300), clock: clock))
+        await box.ready.wait()
+        box.sink.yield(1)  // pending in the window: the consumer waits
+        task.cancel()
+        #expect(await task.value == .cancelled([]))
         await probe.tornDown.wait()
         box.clear()
         await probe.proxyReleased.wait()
