@@ -73,6 +73,25 @@ struct DiagnosticMessagesTests {
         await probe.proxyReleased.wait()
     }
 
+    /// The teardown finished the stream when the consumer left; an error passed later from
+    /// outside is a second finish, and its message carries the error, which reached nobody.
+    @Test func finishThrowingAfterTheTeardownFinished_isReportedWithItsError() async throws {
+        let box = SinkBox<Int, TestError>()
+        let (_, diagnostics) = try await capturingDiagnostics {
+            let stream = CallbackStream<Int, TestError> { sink in
+                box.set(sink)
+                sink.yield(1)
+                return Cancellation { sink.finish() }
+            }
+            for try await _ in stream { break }
+            box.sink.finish(throwing: TestError(code: 4))
+        }
+        #expect(diagnostics.map(\.kind) == [.finishCalledTwice])
+        #expect(diagnostics.first?.message.hasPrefix("finish(throwing: TestError(code: 4)) was called") == true)
+        #expect(diagnostics.first?.fileID == #fileID)
+        box.clear()
+    }
+
     @Test func broadcastSendAfterFinish_saysToStopOrToMakeANewBroadcast() async {
         let (_, diagnostics) = await capturingDiagnostics {
             let broadcast = Broadcast<Int>()
