@@ -57,7 +57,8 @@ struct CallbackStreamCancellationEndTests {
     /// The fast path: elements buffered, the task cancelled between two of them.
     @Test func anyError_cancelledWithElementsBuffered_throwsCancellationError() async {
         let probe = StreamProbe()
-        let stream = CallbackStream<Int, any Error>.probed(probe) { sink in
+        let box = SinkBox<Int, any Error>()  // the producer keeps its sink (a released one is misuse)
+        let stream = CallbackStream<Int, any Error>.probed(probe, box: box) { sink in
             for value in 1...5 { sink.yield(value) }
         }
         let ending = await Task { () -> Ending in
@@ -76,6 +77,7 @@ struct CallbackStreamCancellationEndTests {
         }.value
         #expect(ending == .cancelled([1, 2]))
         #expect(probe.teardowns.value == 1)
+        box.clear()
         await probe.proxyReleased.wait()
     }
 
