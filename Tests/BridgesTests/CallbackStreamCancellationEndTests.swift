@@ -1,4 +1,5 @@
 import Bridges
+import BridgesTesting
 import Dispatch
 import Testing
 
@@ -56,7 +57,8 @@ struct CallbackStreamCancellationEndTests {
     /// The fast path: elements buffered, the task cancelled between two of them.
     @Test func anyError_cancelledWithElementsBuffered_throwsCancellationError() async {
         let probe = StreamProbe()
-        let stream = CallbackStream<Int, any Error>.probed(probe) { sink in
+        let box = SinkBox<Int, any Error>()  // the producer keeps its sink (a released one is misuse)
+        let stream = CallbackStream<Int, any Error>.probed(probe, box: box) { sink in
             for value in 1...5 { sink.yield(value) }
         }
         let ending = await Task { () -> Ending in
@@ -75,6 +77,7 @@ struct CallbackStreamCancellationEndTests {
         }.value
         #expect(ending == .cancelled([1, 2]))
         #expect(probe.teardowns.value == 1)
+        box.clear()
         await probe.proxyReleased.wait()
     }
 
@@ -191,6 +194,22 @@ struct CallbackStreamCancellationEndTests {
         await received.wait()
         task.cancel()
         #expect(await task.value == .cancelled([10]))
+        await probe.tornDown.wait()
+        box.clear()
+        await probe.proxyReleased.wait()
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func debounce_overAThrowingBase_consumerCancelled_throwsCancellationError() async {
+        let clock = TestClock()
+        let probe = StreamProbe()
+        let box = SinkBox<Int, any Error>()
+        let base = CallbackStream<Int, any Error>.probed(probe, box: box)
+        let task = Self.consume(base.debounce(for: .milliseconds(300), clock: clock))
+        await box.ready.wait()
+        box.sink.yield(1)  // pending in the window: the consumer waits
+        task.cancel()
+        #expect(await task.value == .cancelled([]))
         await probe.tornDown.wait()
         box.clear()
         await probe.proxyReleased.wait()

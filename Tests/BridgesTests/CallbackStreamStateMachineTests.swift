@@ -171,6 +171,49 @@ struct CallbackStreamStateMachineTests {
         guard case .none = machine.finish(nil) else { Issue.record(Comment(rawValue: "finish after the consumer left is not misuse")); return }
     }
 
+    // MARK: - Cancellation
+
+    /// Cancelled while streaming: the next `next()` says `.cancelled` once, then `.end(nil)`.
+    @Test func next_whenCancelledWhileStreaming_isCancelledOnce_thenTheEnd() {
+        var machine = started()
+        _ = machine.builderReturned(.init(Cancellation()))
+        _ = machine.yield(1)
+        _ = machine.consumerTerminated(cancelled: true)
+        guard case .cancelled = machine.next() else { Issue.record("expected .cancelled"); return }
+        guard case .end(nil) = machine.next() else { Issue.record("expected the end after it"); return }
+    }
+
+    /// Cancelled before the builder ran: the same.
+    @Test func next_whenCancelledWhileIdle_isCancelled() {
+        var machine = Machine(policy: .unbounded, builder: "build")
+        _ = machine.consumerTerminated(cancelled: true)
+        guard case .cancelled = machine.next() else { Issue.record("expected .cancelled"); return }
+    }
+
+    /// A released iterator is not a cancellation.
+    @Test func next_whenTheIteratorWasReleased_isTheEnd() {
+        var machine = started()
+        _ = machine.consumerTerminated(cancelled: false)
+        guard case .end(nil) = machine.next() else { Issue.record("expected the end"); return }
+    }
+
+    /// Finished with elements still buffered: the cancellation cuts them off, so it is reported;
+    /// finished with nothing left, the stream had ended first: the end.
+    @Test func next_whenCancelledAfterTheProducerFinished_isCancelledOnlyIfSomethingWasCutOff() {
+        var cutOff = started()
+        _ = cutOff.builderReturned(.init(Cancellation()))
+        _ = cutOff.yield(1)
+        _ = cutOff.finish(nil)
+        _ = cutOff.consumerTerminated(cancelled: true)
+        guard case .cancelled = cutOff.next() else { Issue.record("expected .cancelled: 1 was discarded"); return }
+
+        var drained = started()
+        _ = drained.builderReturned(.init(Cancellation()))
+        _ = drained.finish(nil)
+        _ = drained.consumerTerminated(cancelled: true)
+        guard case .end(nil) = drained.next() else { Issue.record("expected the end: nothing was cut off"); return }
+    }
+
     @Test func consumerTerminated_whenIdle_releasesBuilderWithoutTeardown() {
         var machine = Machine(policy: .unbounded, builder: "build")
         guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(cancelled: false), senders.isEmpty else {

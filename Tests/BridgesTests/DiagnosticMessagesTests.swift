@@ -1,4 +1,4 @@
-import Bridges
+@testable import Bridges
 import Dispatch
 import Testing
 
@@ -71,6 +71,38 @@ struct DiagnosticMessagesTests {
         #expect(message.contains("the stream was made at BridgesTests/CallbackStreamSupport.swift:"))
         box.clear()
         await probe.proxyReleased.wait()
+    }
+
+    /// The teardown finished the stream when the consumer left; an error passed later from
+    /// outside is a second finish, and its message carries the error, which reached nobody.
+    @Test func finishThrowingAfterTheTeardownFinished_isReportedWithItsError() async throws {
+        let box = SinkBox<Int, TestError>()
+        let (_, diagnostics) = try await capturingDiagnostics {
+            let stream = CallbackStream<Int, TestError> { sink in
+                box.set(sink)
+                sink.yield(1)
+                return Cancellation { sink.finish() }
+            }
+            for try await _ in stream { break }
+            box.sink.finish(throwing: TestError(code: 4))
+        }
+        #expect(diagnostics.map(\.kind) == [.finishCalledTwice])
+        #expect(diagnostics.first?.message.hasPrefix("finish(throwing: TestError(code: 4)) was called") == true)
+        #expect(diagnostics.first?.fileID == #fileID)
+        box.clear()
+    }
+
+    /// A misuse placed at the offending call, unless that call is in one of the package's own
+    /// adapters: then at the bridge's site, the user's.
+    @Test func offendingCallSite_insideThePackage_isReportedAtTheBridgesSite() {
+        let reports = Collected<BridgeDiagnostic>()
+        Diagnostics.withHandler({ reports.append($0) }) {
+            let site = CallSite(fileID: "App/Feed.swift", line: 7)
+            site.report(.other("a"), "user's call", bridge: nil, at: "App/Producer.swift", line: 3)
+            site.report(.other("b"), "adapter's call", bridge: nil, at: "Bridges/Broadcast.swift", line: 228)
+            site.report(.other("c"), "adapter's call", bridge: nil, at: "BridgesCombine/StreamSubscriber.swift", line: 245)
+        }
+        #expect(reports.values.map { "\($0.fileID):\($0.line)" } == ["App/Producer.swift:3", "App/Feed.swift:7", "App/Feed.swift:7"])
     }
 
     @Test func broadcastSendAfterFinish_saysToStopOrToMakeANewBroadcast() async {

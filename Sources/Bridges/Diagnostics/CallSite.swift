@@ -23,9 +23,18 @@ struct CallSite: Sendable {
     }
 
     /// The same, reported at the offending call's site (`fileID`, `line`) rather than at the
-    /// bridge's: for misuse the API can place (a sink's `yield` or `finish` after the end).
+    /// bridge's: for misuse the API can place (a sink's `yield` or `finish` after the end). A call
+    /// made by one of this package's own adapters (a `Broadcast`, a publisher's stream, an
+    /// operator) is reported at the bridge's site instead, which is in the user's code.
     @usableFromInline
     func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?, at fileID: String, line: UInt) {
-        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
+        let inPackage = Self.packageModules.contains(fileID.prefix { $0 != "/" })
+        Diagnostics.deliver(
+            kind, message, fileID: inPackage ? self.fileID : fileID, line: inPackage ? self.line : line,
+            bridge: bridge, to: handler
+        )
     }
+
+    /// The library modules whose `#fileID`s are never the user's call site.
+    static let packageModules: Set<Substring> = ["Bridges", "BridgesCombine", "BridgesTesting"]
 }

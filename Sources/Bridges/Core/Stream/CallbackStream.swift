@@ -29,9 +29,8 @@
 ///   throw it returns `nil`: `Failure == Never`, like `AsyncStream`, and a concrete `Failure`
 ///   (`throws(Failure)` cannot throw another type: check `Task.isCancelled` after such a loop,
 ///   or use `any Error`). A stream that had already ended (its producer finished with nothing
-///   left to deliver) ends with `nil`. Suspended
-///   `await send`s are resumed with `.terminated`; a cancelled `await send` keeps its element's
-///   place in line.
+///   left to deliver) ends with `nil`. Suspended `await send`s are resumed with `.terminated`;
+///   a cancelled `await send` keeps its element's place in line.
 /// - **Isolation**: `next(isolation:)` returns buffered elements without suspending, so a
 ///   `@MainActor` consumer drains the buffer without leaving the main actor.
 /// - **Misuse** (yield after finish, two tasks iterating one iterator, a sink released without

@@ -650,8 +650,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum FinishAction {
         case none
-        /// Report a second finish (or a finish after the sink was released).
-        case reportFinishAfterFinish
+        /// Report a second finish (or a finish after the sink was released), with the error it
+        /// passed, which reaches nobody.
+        case reportFinishAfterFinish(Failure?)
         /// The consumer had already ended the stream: this failure reaches nobody. Report it.
         case reportFailureAfterEnd(Failure)
         /// Outside the lock: run the teardown (then call `teardownReturned()`), *then* resume the
@@ -692,7 +693,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if let failure { return .reportFailureAfterEnd(failure) }
             return .none
         case .finished, .terminated:
-            return noteMisuseAfterFinish() ? .reportFinishAfterFinish : .none
+            return noteMisuseAfterFinish() ? .reportFinishAfterFinish(failure) : .none
         case .idle:
             preconditionFailure("Internal inconsistency: finish before the builder ran")
         }

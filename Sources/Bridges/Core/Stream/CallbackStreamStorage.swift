@@ -185,10 +185,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         switch action {
         case .none:
             break
-        case .reportFinishAfterFinish:
+        case .reportFinishAfterFinish(let failure):
+            // An error passed now reaches nobody: the message carries it, so it is not swallowed.
+            let call = failure.map { "finish(throwing: \($0))" } ?? "finish()"
             site.report(
                 .finishCalledTwice,
-                "finish() was called on a CallbackStream sink that had already finished (the stream was made at "
+                "\(call) was called on a CallbackStream sink that had already finished (the stream was made at "
                     + "\(site.fileID):\(site.line)); the call was ignored. Finish once, where the source ends (its "
                     + "completion or failure callback), not also from the teardown or a second callback.",
                 bridge: state.storage, at: fileID, line: line
