@@ -69,7 +69,7 @@ struct CallbackStreamStateMachineExplorationTests {
         _ = machine.next()
         _ = machine.builderReturned(Teardown(Cancellation()))
         guard case .suspend = machine.next() else { Issue.record("nothing buffered: the consumer suspends"); return }
-        guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated() else {
+        guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated(cancelled: true) else {
             Issue.record("the cancel takes the teardown to run"); return
         }
         withKnownIssue("the consumer's loop ends while the canceller's teardown runs") {
@@ -86,7 +86,7 @@ struct CallbackStreamStateMachineExplorationTests {
             Issue.record("the consumer waits for the teardown to return"); return
         }
         withKnownIssue("the consumer's loop ends while the producer's teardown runs") {
-            if case .terminate(_, _?, _, _, _, _) = finished.consumerTerminated() {
+            if case .terminate(_, _?, _, _, _, _) = finished.consumerTerminated(cancelled: true) {
                 Issue.record("the cancelled consumer was resumed before the teardown returned")
             }
         }
@@ -363,7 +363,7 @@ private struct StreamModel: ExplorationModel {
         case .consumerEnds:
             consumerEnds += 1
             if consumer == .idle { consumer = .done }
-            switch machine.consumerTerminated() {
+            switch machine.consumerTerminated(cancelled: true) {
             case .none:
                 break
             case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
@@ -471,6 +471,8 @@ private struct StreamModel: ExplorationModel {
             consumer = .idle
         case .end(let failure):
             seeEnd(failure, &broken)
+        case .cancelled:
+            seeEnd(nil, &broken)
         case .runBuilder(let builder):
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
