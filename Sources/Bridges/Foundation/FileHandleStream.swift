@@ -42,7 +42,7 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Data, Never> {
-        let handle = UncheckedBox(self)
+        let handle = Handoff(self)  // moved to the reader thread, which alone reads through it
         let site = CallSite(fileID: fileID, line: line)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             _FileHandleReader.start(handle, sink: sink, site: site) { chunk in chunk.map { [$0] } ?? [] }
@@ -58,7 +58,7 @@ extension FileHandle {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<String, Never> {
-        let handle = UncheckedBox(self)
+        let handle = Handoff(self)
         let site = CallSite(fileID: fileID, line: line)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let splitter = LineSplitter()
@@ -99,14 +99,14 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
     private let exit = DispatchSemaphore(value: 0)
     /// Keeps the handle (and so its descriptor) open while the thread reads; the thread lets go
     /// of it before it signals its exit, so the handle is released when the loop ends.
-    private let handle: LockedState<UncheckedBox<FileHandle>?>
+    private let handle: LockedState<Handoff<FileHandle>?>
     private let descriptor: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let site: CallSite
     private let decode: @Sendable (Data?) -> [Element]
 
-    private init(handle: UncheckedBox<FileHandle>, wake: (Int32, Int32), site: CallSite, decode: @escaping @Sendable (Data?) -> [Element]) {
+    private init(handle: Handoff<FileHandle>, wake: (Int32, Int32), site: CallSite, decode: @escaping @Sendable (Data?) -> [Element]) {
         self.handle = .create(handle)
         self.descriptor = handle.value.fileDescriptor
         (self.wakeRead, self.wakeWrite) = wake
@@ -124,7 +124,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
 
     /// Starts reading `handle` into `sink`; returns the teardown.
     static func start(
-        _ handle: UncheckedBox<FileHandle>,
+        _ handle: Handoff<FileHandle>,
         sink: Sink,
         site: CallSite,
         decode: @escaping @Sendable (Data?) -> [Element]

@@ -92,5 +92,6 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     // Checked in `apply`'s own isolation, right before the call (see `_deliver`): a cancel()
     // made there wins; one from another thread may cross the call being started, which then
     // sees its task cancelled.
-    _ = await _deliver(apply.isolation, result, to: reference, control: control, handler: _HandlerInItsIsolation(apply))
+    // Unchecked as in `_weakOwnerLoop`: `apply` is called once, in its own isolation.
+    _ = await _deliver(apply.isolation, result, to: reference, control: control, handler: Handoff(apply))
 }

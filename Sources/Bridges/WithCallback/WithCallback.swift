@@ -17,7 +17,7 @@
 // - the body runs synchronously, in the caller's isolation; `done` may be called on any thread,
 //   synchronously inside the body (the task then returns without suspending) or later;
 // - values need not be `Sendable`: a legacy `User` class crosses from the thread that called
-//   back to the awaiting caller, which then owns it (see ``_Handover``).
+//   back to the awaiting caller, which then owns it (see ``Handoff``).
 
 /// The core every shape adapts to: returns the legacy result, throws only the bridge's own
 /// failures (cancellation, timeout, dropped callback, an error thrown by the body itself).
@@ -36,14 +36,19 @@ func _withCallbackCore<Success, Failure: Error>(
 ) async throws -> Result<Success, Failure> {
     // A task cancelled before the bridge starts never runs the body.
     if Task.isCancelled { throw CancellationError() }
-    // The value travels in a `_Handover`, so `Success` need not be `Sendable`.
-    typealias Storage = SingleShotStorage<_Handover<Success>, Failure>
+    // The value travels in a `Handoff`, so `Success` need not be `Sendable`. Sound because the
+    // legacy API makes the value and passes it to its completion handler, and the bridge moves
+    // it once from that call to the awaiting task (the continuation is resumed exactly once and
+    // nothing else keeps the box): the assumption Swift makes when it imports an Objective-C
+    // `(User?, Error?)` handler as `async -> User`. What it cannot see is a legacy API that keeps
+    // the object and mutates it later (a shared cache): the docs of `withCallback` say so.
+    typealias Storage = SingleShotStorage<Handoff<Success>, Failure>
     // The frame's strong reference: kept to the end if it turns out to be the last one when the
     // body has returned, otherwise given up then for an unowned `anchor` (see `Storage`).
     var owner: Storage? = Storage.make(
         onLateResult: _lateHandover(onLateResult), site: CallSite(fileID: fileID, line: line)
     )
-    var anchor: SingleShotAnchor<_Handover<Success>, Failure>?
+    var anchor: SingleShotAnchor<Handoff<Success>, Failure>?
     let frame = owner.unsafelyUnwrapped.frame
     defer {
         frame.end()  // after the task has its outcome, and after `onCancel` can no longer run
@@ -92,30 +97,15 @@ func _withCallbackCore<Success, Failure: Error>(
 /// The completion handler: a closure whose only capture, and so whose context, is the storage.
 @inlinable
 func _completionHandler<Success, Failure>(
-    _ storage: SingleShotStorage<_Handover<Success>, Failure>
+    _ storage: SingleShotStorage<Handoff<Success>, Failure>
 ) -> @Sendable (Result<Success, Failure>) -> Void {
     // The storage is not `Sendable` (a `ManagedBuffer` never is), but sharing it is safe: its
     // state machine is read and written only under its striped lock, its header is immutable,
-    // and the results that cross threads are `Sendable` (`_Handover`). Captured as the class
+    // and the results that cross threads are `Sendable` (`Handoff`). Captured as the class
     // itself, not wrapped: a closure whose one capture is a class reference uses the object as
     // its context, so the handler costs no allocation.
     nonisolated(unsafe) let storage = storage
-    return { storage._callback($0.map(_Handover.init)) }
-}
-
-/// A value handed over by a legacy completion handler, on its way to the awaiting caller.
-///
-/// Why `@unchecked Sendable` is sound here: the legacy API creates the value and passes it to
-/// its completion handler; the bridge moves it, once, from that call to the awaiting task (the
-/// continuation is resumed exactly once, and nothing else keeps the box), and from then on only
-/// the caller holds it. That is the assumption Swift itself makes when it imports an
-/// Objective-C `(User?, Error?)` completion handler as `async -> User` for a non-`Sendable`
-/// `User`. What it cannot see is a legacy API that keeps the object and mutates it later (a
-/// shared cache): the docs of `withCallback` say so.
-@usableFromInline
-struct _Handover<Value>: @unchecked Sendable {
-    @usableFromInline let value: Value
-    @inlinable init(_ value: Value) { self.value = value }
+    return { storage._callback($0.map(Handoff.init)) }
 }
 
 extension SingleShotFrame {
@@ -388,7 +378,7 @@ func _lateValue<Success>(
 @inlinable
 func _lateHandover<Success, Failure>(
     _ handler: (@Sendable (Result<Success, Failure>) -> Void)?
-) -> (@Sendable (Result<_Handover<Success>, Failure>) -> Void)? {
+) -> (@Sendable (Result<Handoff<Success>, Failure>) -> Void)? {
     guard let handler else { return nil }
     return { result in handler(result.map(\.value)) }
 }

@@ -12,6 +12,7 @@
 struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
     @usableFromInline typealias Consumer = UnsafeContinuation<Delivery, Never>
+    /// The result moves from the thread that resumes a sender to the task it resumes, once.
     @usableFromInline typealias SenderContinuation = UnsafeContinuation<Handoff<YieldResult>, Never>
     @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
     @usableFromInline typealias Teardown = CallbackStream<Element, Failure>.Teardown
@@ -716,12 +717,3 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 // resumes: the element moves from one producer to one consumer and is never shared, exactly as
 // `AsyncStream` hands over its (possibly non-Sendable) elements.
 extension CallbackStreamStateMachine.Delivery: @unchecked Sendable {}
-
-/// A value moved from the thread that resumes a continuation to the task it resumes, once.
-@usableFromInline
-struct Handoff<Value>: @unchecked Sendable {  // moved, never shared: one writer, then one reader
-    @usableFromInline let value: Value
-
-    @inlinable
-    init(_ value: Value) { self.value = value }
-}
