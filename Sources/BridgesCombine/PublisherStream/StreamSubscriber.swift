@@ -174,7 +174,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     @inline(never)
     func deliverBeforeSubscription(_ input: Input) {
         sink.report(
-            .other("valueBeforeSubscription"),
+            .valueBeforeSubscription,
             "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
             bridge: self
         )

@@ -1,5 +1,5 @@
 /// Credit-based pause and resume for a source that can stop producing: a socket or channel
-/// (`read()`/`autoRead`), a `FileHandle` (its `readabilityHandler`), a `DispatchSource`
+/// (`read()`/`autoRead`), a `FileHandle` (the reader behind `readChunks`/`readLines` uses it), a `DispatchSource`
 /// (`suspend()`/`resume()`), a streaming HTTP delegate (completing its back-pressure future).
 ///
 /// Non-blocking: it never waits and never holds a lock while it calls out, so it can be fed
