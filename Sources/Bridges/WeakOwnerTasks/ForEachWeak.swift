@@ -81,7 +81,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         @_inheritActorContext _ handler: sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
         let reference = WeakReference(owner)
-        let (control, token) = OwnedTaskControl.make(
+        let (control, token) = WeakOwnerTask.make(
             check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
@@ -99,7 +99,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 control.ended(token: token)
             })
         }
-        token.store(in: bag)  // after attach: see OwnedTaskControl.make
+        token.store(in: bag)  // after attach: see WeakOwnerTask.make
         return token
     }
 }
@@ -112,7 +112,7 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
     _ sequence: S,
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
+    control: WeakOwnerTask,
     handler: @escaping @isolated(any) (Owner, S.Element) async -> Void
 ) async where S.Element: Sendable {
     do {
@@ -146,7 +146,7 @@ func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
     _ isolation: isolated (any Actor)?,
     _ element: Element,
     to reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
+    control: WeakOwnerTask,
     handler: Handoff<@isolated(any) (Owner, Element) async -> Void>
 ) async -> Bool {
     guard control.core.isActive else { return false }
