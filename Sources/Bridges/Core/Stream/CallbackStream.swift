@@ -149,13 +149,17 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         public init(_ cancellation: Cancellation) { kind = .cancellation(cancellation) }
 
         /// A teardown that receives why the stream ended.
+        @available(*, deprecated, renamed: "onTermination(_:)")
         @inlinable
         public init(_ handler: @escaping @Sendable (Termination) -> Void) { kind = .handler(handler) }
+
+        @inlinable
+        init(kind: Kind) { self.kind = kind }
 
         /// A teardown that receives why the stream ended: `.finished`, `.failed(error)` or `.cancelled`.
         @inlinable
         public static func onTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Teardown {
-            Teardown(handler)
+            Teardown(kind: .handler(handler))
         }
 
         @inlinable
