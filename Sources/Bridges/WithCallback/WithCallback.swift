@@ -43,7 +43,8 @@ public func withCallback<Success, Failure: Error>(
     ).get()
 }
 
-/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
+/// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
 @available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success, Failure: Error>(
@@ -99,7 +100,8 @@ public func withCallback<Success>(
     ) { done in try body { done(_valueOrError($0, $1, site: site)) } }.get()
 }
 
-/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
+/// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
 @available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success>(
@@ -136,7 +138,8 @@ public func withCallback<Success>(
     ) { (done: @escaping @Sendable (Result<Success, Never>) -> Void) in try body { done(.success($0)) } }.get()
 }
 
-/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
+/// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
 @available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback<Success>(
@@ -173,7 +176,8 @@ public func withCallback(
     }.get()
 }
 
-/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
+/// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
 @available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback(
@@ -206,7 +210,8 @@ public func withCallback(
     ) { (done: @escaping @Sendable (Result<Void, Never>) -> Void) in try body { done(.success(())) } }.get()
 }
 
-/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`, `while`), which would drop a `Cancellation` they end with, and says what to write instead.
+/// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
+/// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
 @available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
 public func withCallback(

@@ -114,8 +114,9 @@ extension CallbackStream {
         package func yieldWithinDemand(_ element: sending Element) -> DemandedYield {
             let (action, demanded) = token.storage.state.withLock {
                 machine -> (CallbackStreamStorage<Element, Failure>.Machine.YieldAction, Bool) in
-                if machine.yieldOnlyBuffers {
-                    machine.buffer.append(element, initialCapacity: CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity, maximumCapacity: .max)  // .unbounded
+                if machine.yieldOnlyBuffers {  // .unbounded
+                    let initial = CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity
+                    machine.buffer.append(element, initialCapacity: initial, maximumCapacity: .max)
                     return (.answer(.enqueued), true)
                 }
                 let demanded = machine.yieldIsDemanded
