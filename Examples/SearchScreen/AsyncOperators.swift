@@ -19,7 +19,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Neve
                 }
                 sink.finish()
             }
-            return Cancellation(upstream)
+            return upstream.cancellation
         }
     }
 
@@ -31,7 +31,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Neve
                 for await element in self { sink.yield(element) }
                 sink.finish()
             }
-            return Cancellation(upstream)
+            return upstream.cancellation
         }
     }
 }

@@ -49,7 +49,7 @@ public final class WeatherClient: Sendable {
                     sink.finish(throwing: error)
                 }
             }
-            return Cancellation(polling)
+            return polling.cancellation
         }
     }
 

@@ -29,7 +29,7 @@ private struct SendsBeforeSubscribing: Publisher {
         var received: [Int] = []
         for await value in stream { received.append(value) }
         #expect(received == [1], "\(policy)")
-        #expect(log.kinds == [.other("valueBeforeSubscription")], "\(policy)")
+        #expect(log.kinds == [.valueBeforeSubscription], "\(policy)")
     }
 }
 

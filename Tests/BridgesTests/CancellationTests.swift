@@ -21,7 +21,7 @@ struct CancellationTests {
 
     @Test func combined_cancelsEveryPart() {
         let a = Cancellation(), b = Cancellation()
-        Cancellation.combined(a, b).cancel()
+        Cancellation(combining: [a, b]).cancel()
         #expect(a.isCancelled && b.isCancelled)
     }
 

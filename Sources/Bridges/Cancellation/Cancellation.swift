@@ -36,6 +36,7 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
     }
 
     /// A token that cancels `task`.
+    @available(*, deprecated, message: "use task.cancellation")
     public convenience init<Success, Failure>(_ task: Task<Success, Failure>) {
         self.init { task.cancel() }
     }
@@ -46,6 +47,7 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
     }
 
     /// A token that cancels every one of `tokens`, in order.
+    @available(*, deprecated, message: "use Cancellation(combining: [a, b])")
     public static func combined(_ tokens: Cancellation...) -> Cancellation {
         Cancellation(combining: tokens)
     }
@@ -85,5 +87,5 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
 
 extension Task {
     /// A ``Cancellation`` that cancels this task.
-    public var cancellation: Cancellation { Cancellation(self) }
+    public var cancellation: Cancellation { Cancellation { self.cancel() } }
 }

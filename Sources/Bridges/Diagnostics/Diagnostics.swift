@@ -38,6 +38,15 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
         public static let excessEmission = Kind("excessEmission")
         /// A task kept running, or kept its owner alive, after the owner should have been released.
         public static let ownerLifetime = Kind("ownerLifetime")
+        /// A publisher sent a value before `receive(subscription:)`; the stream delivered it and
+        /// finished.
+        public static let valueBeforeSubscription = Kind("valueBeforeSubscription")
+        /// A second loop was started on a file handle that a loop (or a `readabilityHandler`) is
+        /// already reading; it ended at once.
+        public static let fileHandleAlreadyRead = Kind("fileHandleAlreadyRead")
+        /// Reading a file handle failed (it was closed while being read, or `read` failed); the
+        /// stream ended.
+        public static let fileHandleReadFailed = Kind("fileHandleReadFailed")
         /// Any other misuse; the message says what.
         public static func other(_ name: String) -> Kind { Kind(name) }
     }

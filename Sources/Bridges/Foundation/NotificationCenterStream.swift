@@ -33,13 +33,13 @@ extension NotificationCenter {
         line: UInt = #line,
         transform: @escaping @Sendable (Notification) -> Element?
     ) -> CallbackStream<Element, Never> {
-        let center = UncheckedBox(self)
+        let center = Handoff(self)  // shared: NotificationCenter and its observer tokens are thread-safe
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
                 guard let element = transform(note) else { return }
                 sink.yield(element)
             }
-            let token = UncheckedBox(observer)
+            let token = Handoff(observer)
             return Cancellation { center.value.removeObserver(token.value) }
         }
     }
@@ -56,14 +56,14 @@ extension NotificationCenter {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Notification, Never> {
-        let center = UncheckedBox(self)
+        let center = Handoff(self)
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
                 // Unchecked, as the name says: the poster does not touch a posted notification.
                 nonisolated(unsafe) let handedOver = note
                 sink.yield(handedOver)
             }
-            let token = UncheckedBox(observer)
+            let token = Handoff(observer)
             return Cancellation { center.value.removeObserver(token.value) }
         }
     }
@@ -81,9 +81,4 @@ extension NotificationCenter {
     }
 }
 
-/// Carries a Foundation object that is not marked Sendable into a `@Sendable` closure.
-struct UncheckedBox<Value>: @unchecked Sendable {  // NotificationCenter and its observer tokens are thread-safe
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
 #endif

@@ -1,4 +1,5 @@
-/// A weak reference that can cross into a Task: the only way a weak-owner task refers to its owner.
+/// A weak reference that can cross into a Task: the package's one weak box. Weak-owner tasks,
+/// `collectLatest(weak:)` and `observations(of:)` refer to their owner (or model) only through it.
 @usableFromInline
 struct WeakReference<Object: AnyObject & Sendable>: Sendable {
     @usableFromInline weak var object: Object?
@@ -7,17 +8,4 @@ struct WeakReference<Object: AnyObject & Sendable>: Sendable {
 
     /// The owner's type, for diagnostics.
     @usableFromInline var typeName: String { String(describing: Object.self) }
-}
-
-/// Whether running on `isolation` would keep `owner` alive.
-///
-/// A Task that runs on an actor holds that actor strongly. When the caller's isolation *is* the
-/// owner (`forEach(weak: self, …)` inside an `actor`), running there would keep the owner alive
-/// for as long as the task runs: weak-owner tasks then run on the global executor instead, and
-/// the handler hops to its own isolation for each call. Global actors (`@MainActor`) are never
-/// owners, so view models keep the hop-free path.
-@inlinable
-func _isolationIsOwner(_ owner: AnyObject, _ isolation: (any Actor)?) -> Bool {
-    guard let isolation else { return false }
-    return (isolation as AnyObject) === owner
 }

@@ -52,7 +52,7 @@ public func observations<Model: AnyObject & Observable & Sendable, Value: Sendab
 ) -> CallbackStream<Value, Never> {
     let reader = ObservationRead(read)
     let actor: any Actor = isolation ?? ObservationReadActor()
-    let reference = WeakOwnerBox(model)
+    let reference = WeakReference(model)
     return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
         let tracker = ObservationTracker(model: reference, read: reader, actor: actor, sink: sink)
         tracker.scheduleRead()
@@ -79,14 +79,14 @@ private final class ObservationRead<Model, Value>: @unchecked Sendable {
 /// next change, until stopped or the model is gone.
 @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 private final class ObservationTracker<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
-    private let model: WeakOwnerBox<Model>
+    private let model: WeakReference<Model>
     private let read: ObservationRead<Model, Value>
     private let actor: any Actor
     private let sink: CallbackStream<Value, Never>.Sink
     /// Whether the iteration is over (teardown ran, or the model is gone): no more reads or yields.
     private let stopped = LockedState(false)
 
-    init(model: WeakOwnerBox<Model>, read: ObservationRead<Model, Value>, actor: any Actor, sink: CallbackStream<Value, Never>.Sink) {
+    init(model: WeakReference<Model>, read: ObservationRead<Model, Value>, actor: any Actor, sink: CallbackStream<Value, Never>.Sink) {
         self.model = model
         self.read = read
         self.actor = actor

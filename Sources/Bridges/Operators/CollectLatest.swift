@@ -73,18 +73,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         line: UInt = #line,
         @_inheritActorContext _ action: @escaping @Sendable @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
-        let reference = WeakOwnerBox(owner)
+        let reference = WeakReference(owner)
         return mapLatest(fileID: fileID, line: line) { element in
             guard let owner = reference.object else { return }
             await action(owner, element)
         }
         .forEach(weak: owner, in: bag, isolation: isolation, fileID: fileID, line: line) { _, _ in }
     }
-}
-
-/// A weak reference the per-element action tasks of `collectLatest(weak:)` share.
-@usableFromInline
-final class WeakOwnerBox<Object: AnyObject & Sendable>: Sendable {
-    @usableFromInline weak let object: Object?
-    @usableFromInline init(_ object: Object) { self.object = object }
 }

@@ -81,7 +81,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         @_inheritActorContext _ handler: sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
         let reference = WeakReference(owner)
-        let (control, token) = OwnedTaskControl.make(
+        let (control, token) = WeakOwnerTask.make(
             check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
             ownerType: reference.typeName, what: "forEach(weak:) over \(Self.self)",
             ownerIsAlive: { reference.object != nil }
@@ -99,7 +99,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 control.ended(token: token)
             })
         }
-        token.store(in: bag)  // after attach: see OwnedTaskControl.make
+        token.store(in: bag)  // after attach: see WeakOwnerTask.make
         return token
     }
 }
@@ -112,11 +112,14 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
     _ sequence: S,
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
+    control: WeakOwnerTask,
     handler: @escaping @isolated(any) (Owner, S.Element) async -> Void
 ) async where S.Element: Sendable {
     do {
-        let isolated = _HandlerInItsIsolation(handler)
+        // Unchecked: the handler was `sending` into this task, which alone holds it, and goes,
+        // for one awaited call at a time, into the isolation it declares (`handler.isolation`):
+        // the crossing `await handler(…)` makes when it hops there.
+        let isolated = Handoff(handler)
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
@@ -143,26 +146,14 @@ func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
     _ isolation: isolated (any Actor)?,
     _ element: Element,
     to reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
-    handler: _HandlerInItsIsolation<@isolated(any) (Owner, Element) async -> Void>
+    control: WeakOwnerTask,
+    handler: Handoff<@isolated(any) (Owner, Element) async -> Void>
 ) async -> Bool {
     guard control.core.isActive else { return false }
     guard let owner = reference.object else {
         control.foundOwnerGone()
         return false
     }
-    await handler.function(owner, element)
+    await handler.value(owner, element)
     return true
-}
-
-/// A weak-owner task's handler on its way into its own isolation for one call.
-///
-/// `@unchecked Sendable` is sound because the handler is `sending` into the task, which alone
-/// holds it, and passes it, for one awaited call at a time, into the isolation the handler
-/// itself declares (`handler.isolation`): the same crossing `await handler(…)` makes when it
-/// hops there. Nothing touches the handler while that call runs.
-@usableFromInline
-struct _HandlerInItsIsolation<Function>: @unchecked Sendable {
-    @usableFromInline let function: Function
-    @inlinable init(_ function: Function) { self.function = function }
 }

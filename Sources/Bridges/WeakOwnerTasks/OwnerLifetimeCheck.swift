@@ -77,3 +77,16 @@ public struct OwnerLifetimeCheck: Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Whether running on `isolation` would keep `owner` alive.
+///
+/// A Task that runs on an actor holds that actor strongly. When the caller's isolation *is* the
+/// owner (`forEach(weak: self, …)` inside an `actor`), running there would keep the owner alive
+/// for as long as the task runs: weak-owner tasks then run on the global executor instead, and
+/// the handler hops to its own isolation for each call. Global actors (`@MainActor`) are never
+/// owners, so view models keep the hop-free path.
+@inlinable
+func _isolationIsOwner(_ owner: AnyObject, _ isolation: (any Actor)?) -> Bool {
+    guard let isolation else { return false }
+    return (isolation as AnyObject) === owner
+}

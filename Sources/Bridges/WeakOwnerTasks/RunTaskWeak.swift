@@ -53,7 +53,7 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
     @_inheritActorContext then apply: sending @escaping @isolated(any) (_ owner: Owner, _ result: Result<Success, any Error>) async -> Void
 ) -> Cancellation {
     let reference = WeakReference(owner)
-    let (control, token) = OwnedTaskControl.make(
+    let (control, token) = WeakOwnerTask.make(
         check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
         ownerType: reference.typeName, what: "runTask(weak:) returning \(Success.self)",
         ownerIsAlive: { reference.object != nil }
@@ -71,7 +71,7 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
             control.ended(token: token)
         })
     }
-    token.store(in: bag)  // after attach: see OwnedTaskControl.make
+    token.store(in: bag)  // after attach: see WeakOwnerTask.make
     return token
 }
 
@@ -79,7 +79,7 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
 func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
-    control: OwnedTaskControl,
+    control: WeakOwnerTask,
     operation: @escaping @isolated(any) () async throws -> Success,
     apply: @escaping @isolated(any) (Owner, Result<Success, any Error>) async -> Void
 ) async {
@@ -92,5 +92,6 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     // Checked in `apply`'s own isolation, right before the call (see `_deliver`): a cancel()
     // made there wins; one from another thread may cross the call being started, which then
     // sees its task cancelled.
-    _ = await _deliver(apply.isolation, result, to: reference, control: control, handler: _HandlerInItsIsolation(apply))
+    // Unchecked as in `_weakOwnerLoop`: `apply` is called once, in its own isolation.
+    _ = await _deliver(apply.isolation, result, to: reference, control: control, handler: Handoff(apply))
 }

@@ -77,22 +77,16 @@ extension Publisher {
         // so that the builder captures no `Self` metatype (which need not be Sendable).
         let source: PublisherStreamConfig<Output, Failure> = PublisherStreamSource(
             self,
-            yield: { sink, element in if case .terminated = sink.yield(element) { true } else { false } },
+            yield: { sink, element in sink.yieldWithinDemand(element) },
             demandDriven: policy.isWaiting
         )
         return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
+            // Under a waiting policy the subscriber registers the demand handler when the
+            // subscription arrives.
             let subscriber = StreamSubscriber<Output, Failure>(sink: sink, config: source)
-            if source.demandDriven {
-                // Strong: the subscriber holds the sink, but the stream releases its demand
-                // handler when it finishes or its consumer ends it (and refuses one registered
-                // later), so the cycle ends with the stream; until then the teardown holds the
-                // subscriber anyway. A weak capture cost a weak load per element (≈ 170
-                // instructions under callgrind).
-                sink.onDemand { count in subscriber.consumerCanTake(count) }
-            }
             source.subscribe(subscriber)
-            // A teardown handler, not a `Cancellation`: no token object, and (like the demand
-            // handler) a closure whose only capture is the subscriber, so no context either.
+            // A teardown handler, not a `Cancellation`: no token object, and a closure whose
+            // only capture is the subscriber, so no context either.
             return .onTermination { _ in subscriber.cancelUpstream() }
         }
     }

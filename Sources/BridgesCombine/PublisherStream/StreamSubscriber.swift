@@ -20,15 +20,15 @@ class PublisherStreamConfig<Input, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: every stored property is a `let` of a Sendable type (the subclass's
     // publisher is justified there).
 
-    /// `sink.yield(element)`, formed in the inlinable `stream(buffering:)`, i.e. specialised in the
-    /// caller for the concrete element type; true if the stream is over.
-    @usableFromInline let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool
+    /// `sink.yieldWithinDemand(element)`, formed in the inlinable `stream(buffering:)`, i.e.
+    /// specialised in the caller for the concrete element type.
+    @usableFromInline let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
     /// A waiting policy: demand comes from the sink's `onDemand`; otherwise `.unlimited` once.
     @usableFromInline let demandDriven: Bool
 
     @usableFromInline
     init(
-        yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool,
+        yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield,
         demandDriven: Bool
     ) {
         self.yield = yield
@@ -60,7 +60,7 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
     @usableFromInline
     init(
         _ publisher: Upstream,
-        yield: @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) -> Bool,
+        yield: @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) -> DemandedYield,
         demandDriven: Bool
     ) {
         self.publisher = publisher
@@ -76,16 +76,17 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
 /// The subscriber behind ``Combine/Publisher/stream(buffering:onDrop:fileID:line:)``: yields
 /// into a ``CallbackStream`` sink and turns the consumer's capacity into upstream demand.
 ///
-/// - Demand-driven (waiting policies): every `count` the sink's `onDemand` reports becomes
-///   `request(.max(count))`, so upstream's outstanding demand never exceeds the free buffer.
-///   Demand reported before the subscription arrives is requested when it does.
+/// - Demand-driven (waiting policies): the sink's `onDemand` is registered when the subscription
+///   arrives, and every `count` it reports becomes `request(.max(count))`, so upstream's
+///   outstanding demand never exceeds the free buffer. The stream keeps the one count of it
+///   (what it reported and no yield has used): it reports at registration what the consumer
+///   already made room for, and tells each yield whether it was asked for.
 /// - Otherwise `request(.unlimited)` once, and the policy decides what to keep.
 /// - The subscription is cancelled at most once, and never after upstream completed.
 ///
-/// One allocation per subscription (≈ 65 B): the state is stored in the object itself, under a
-/// lock of the package's striped lock table (shared with `Cancellation` and `withCallback`, picked by address) rather than a lock object of its own;
-/// the demand handler and the teardown are closures whose only capture is this object (so they
-/// allocate no context).
+/// The state is stored in the object itself, under a lock of the package's striped lock table
+/// (shared with `Cancellation` and `withCallback`, picked by address) rather than a lock object
+/// of its own; the teardown is a closure whose only capture is this object (no context).
 ///
 /// Specialised per element: `Subscriber.receive(_:)` is a witness of a generic class, called by
 /// upstream in its generic form, so it touches only non-generic state (stored first, at fixed
@@ -93,20 +94,16 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
 /// formed in the inlinable `stream(buffering:)`, i.e. specialised in the caller.
 @usableFromInline
 final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {
-    // @unchecked: `upstream` and `demand` are read and written only with this object's lock
-    // from the striped lock table held; the rest is `let`. The subscription and the sink are called
-    // outside the lock.
+    // @unchecked: `upstream` is read and written only with this object's lock from the striped
+    // lock table held; the rest is `let`. The subscription and the sink are called outside the
+    // lock.
 
     /// Guarded by the lock.
     @exclusivity(unchecked) private var upstream: StreamSubscriberUpstream = .awaiting
-    /// Guarded by the lock. Demand-driven only: while `.awaiting`, what the consumer made room
-    /// for before the subscription arrived; once `.subscribed`, what was requested and not yet
-    /// received, as this subscriber counts it.
-    @exclusivity(unchecked) private var demand: Subscribers.Demand = .none
 
     private let sink: CallbackStream<Input, Failure>.Sink
-    /// `sink.yield(element)`, specialised where the stream was made; true if the stream is over.
-    private let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> Bool
+    /// `sink.yieldWithinDemand(element)`, specialised where the stream was made.
+    private let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
     private let demandDriven: Bool
 
     @usableFromInline
@@ -117,26 +114,6 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     }
 
     // MARK: - Consumer side
-
-    /// The sink's `onDemand`: the consumer can take `count` more elements.
-    @usableFromInline
-    func consumerCanTake(_ count: Int) {
-        guard count > 0 else { return }
-        let demand: Subscribers.Demand = count == .max ? .unlimited : .max(count)
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
-            switch upstream {
-            case .awaiting:
-                self.demand += demand
-                return nil
-            case .subscribed(let subscription):
-                self.demand += demand
-                return subscription
-            case .done:
-                return nil
-            }
-        }
-        subscription?.request(demand)
-    }
 
     /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
     @usableFromInline
@@ -154,27 +131,38 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     @usableFromInline
     func receive(subscription: any Subscription) {
         let reference = StreamSubscriberUpstream.reference(to: subscription)
-        let demand = _StripedLocks.withLock(for: self) { () -> Subscribers.Demand? in
-            guard case .awaiting = upstream else { return nil }
+        let accepted = _StripedLocks.withLock(for: self) { () -> Bool in
+            guard case .awaiting = upstream else { return false }
             upstream = .subscribed(reference)
-            // `demand` now counts what is outstanding: the pending demand about to be requested.
-            return demandDriven ? self.demand : .unlimited
+            return true
         }
-        guard let demand else {
+        guard accepted else {
             // A second subscription, or the consumer already left: Combine says cancel it.
             subscription.cancel()
             return
         }
-        if demand > .none { subscription.request(demand) }
+        guard demandDriven else {
+            subscription.request(.unlimited)
+            return
+        }
+        // Reports at once the room the consumer already made (on this thread), then each room
+        // that appears. The handler holds the subscription itself, not this subscriber: the
+        // stream releases it when it ends, so it keeps nothing alive after that, and it reads
+        // no state of ours (no lock per request).
+        // Combine subscriptions are not declared `Sendable`, but `request` is thread-safe by
+        // Combine's contract (any thread may call it), which is all the handler does.
+        nonisolated(unsafe) let subscription = reference
+        sink.onDemand { count in
+            subscription.request(count == .max ? .unlimited : .max(count))
+        }
     }
 
     /// The rare path of `receive(_:)`, out of line: it touches the stream's generic
-    /// `YieldResult`, whose metadata look-up the per-element path then no longer pays (≈ 340
-    /// instructions per element under callgrind, publisher.range.rendezvous).
+    /// `YieldResult`, whose metadata look-up the per-element path then does not pay.
     @inline(never)
     func deliverBeforeSubscription(_ input: Input) {
         sink.report(
-            .other("valueBeforeSubscription"),
+            .valueBeforeSubscription,
             "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
             bridge: self
         )
@@ -195,6 +183,8 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         )
     }
 
+    /// One lock pair of this subscriber's (is it subscribed?), then the stream's yield, which
+    /// also says whether the element was asked for: demand is counted once, by the stream.
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
         let verdict = _StripedLocks.withLock(for: self) { () -> StreamSubscriberVerdict in
@@ -205,9 +195,6 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
                 return .beforeSubscription
             }
             guard case .subscribed = upstream else { return .ignore }
-            guard demandDriven else { return .yield }
-            guard demand > .none else { return .excess }
-            demand -= 1
             return .yield
         }
         switch verdict {
@@ -217,15 +204,17 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         case .beforeSubscription:
             deliverBeforeSubscription(input)
             return .none
-        case .excess:
-            reportExcess()
         case .yield:
             break
         }
         // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. Only
         // `stream` (Output: Sendable) and `uncheckedStream` (the caller vouches) get here.
         nonisolated(unsafe) let element = input
-        if yield(sink, element) { cancelUpstream() }
+        switch yield(sink, element) {
+        case .accepted: break
+        case .beyondDemand: reportExcess()
+        case .terminated: cancelUpstream()
+        }
         return .none
     }
 
@@ -249,7 +238,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 }
 
 /// What `receive(_:)` does with an element (top level, not generic, like the state).
-private enum StreamSubscriberVerdict { case yield, excess, ignore, beforeSubscription }
+private enum StreamSubscriberVerdict { case yield, ignore, beforeSubscription }
 
 /// Where the subscriber is with upstream: not nested in the generic class (that would make it
 /// generic too, and every access of it a runtime metadata look-up in the unspecialised witnesses).

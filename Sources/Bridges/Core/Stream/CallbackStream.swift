@@ -154,13 +154,17 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         public init(_ cancellation: Cancellation) { kind = .cancellation(cancellation) }
 
         /// A teardown that receives why the stream ended.
+        @available(*, deprecated, renamed: "onTermination(_:)")
         @inlinable
         public init(_ handler: @escaping @Sendable (Termination) -> Void) { kind = .handler(handler) }
+
+        @inlinable
+        init(kind: Kind) { self.kind = kind }
 
         /// A teardown that receives why the stream ended: `.finished`, `.failed(error)` or `.cancelled`.
         @inlinable
         public static func onTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Teardown {
-            Teardown(handler)
+            Teardown(kind: .handler(handler))
         }
 
         @inlinable
@@ -230,7 +234,6 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 storage.terminateConsumer(cancelled: true)
                 action = storage.state.withLock { $0.next() }  // `.cancelled`, unless it had ended already
             }
-            var askedBeforeSuspending = false
             while true {
                 switch action {
                 case .element(let element, let sender, let demand):
@@ -244,14 +247,11 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     return try Self.cancelled()
                 case .runBuilder(let builder):
                     storage.runBuilder(builder)
+                case .askProducer(let demand):
+                    // Rendezvous pull source: ask for the element, then look again; a source
+                    // that answers synchronously never makes the consumer suspend.
+                    demand.report()
                 case .suspend:
-                    // Rendezvous pull source: ask for the element first, then look again; a
-                    // source that answers synchronously never makes the consumer suspend.
-                    if !askedBeforeSuspending, let demand = storage.state.withLock({ $0.demandBeforeSuspending() }) {
-                        askedBeforeSuspending = true
-                        demand.report()
-                        break
-                    }
                     let delivery = await storage.suspend(isolation: actor)
                     delivery.demand?.report()
                     guard let element = try delivery.result.get() else {
@@ -261,7 +261,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     }
                     return element
                 }
-                action = storage.state.withLock { $0.next() }
+                action = storage.state.withLock { $0.nextAskingBeforeSuspending() }
             }
         }
 
@@ -295,14 +295,15 @@ extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.Termination: Sendable {}
 
 extension ConsumerToken {
-    /// One lock pair: a buffered element to return at once, or nil with `next()`'s action in
-    /// `action`. A method on the token (not `consumer.storage.state…` in the iterator), so the
-    /// storage is borrowed from the token instead of retained and released around every element.
+    /// One lock pair: a buffered element to return at once, or `next()`'s action (asking a
+    /// rendezvous pull source for its element under the same lock). A method on the token (not
+    /// `consumer.storage.state…` in the iterator), so the storage is borrowed from the token
+    /// instead of retained and released around every element.
     @inlinable @inline(__always)
     func _takeBufferedOrNext() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
         storage.state.withLock { machine in
             if let element = machine.takeBuffered() { return .element(element, sender: nil, demand: nil) }
-            return machine.next()
+            return machine.nextAskingBeforeSuspending()
         }
     }
 }

@@ -108,6 +108,27 @@ extension CallbackStream {
             token.storage.onDemand(handler)
         }
 
+        /// ``yield(_:)`` for a source that must send only what ``onDemand(_:)`` reported (a Combine
+        /// publisher): also says whether the element was within that demand, decided under the
+        /// same lock as the yield, from the one count the stream keeps (the demand it reported
+        /// and no yield has used yet). An element beyond it is still enqueued (nothing is lost).
+        @inlinable
+        package func yieldWithinDemand(_ element: sending Element) -> DemandedYield {
+            let (action, demanded) = token.storage.state.withLock {
+                machine -> (CallbackStreamStorage<Element, Failure>.Machine.YieldAction, Bool) in
+                if machine.yieldOnlyBuffers {  // .unbounded
+                    let initial = CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity
+                    machine.buffer.append(element, initialCapacity: initial, maximumCapacity: .max)
+                    return (.answer(.enqueued), true)
+                }
+                let demanded = machine.yieldIsDemanded
+                return (machine.yield(element), demanded)
+            }
+            if case .answer = action { return demanded ? .accepted : .beyondDemand }
+            if case .terminated = token.storage.act(action) { return .terminated }
+            return demanded ? .accepted : .beyondDemand
+        }
+
         /// Reports a misuse by the source behind this sink (a publisher that sent more than was
         /// requested, …) at the stream's call site, through the diagnostics handler that was
         /// current where the stream was made: for adapters built on `CallbackStream` in the
@@ -116,4 +137,16 @@ extension CallbackStream {
             token.storage.site.report(kind, message, bridge: bridge)
         }
     }
+}
+
+/// What ``CallbackStream/Sink/yieldWithinDemand(_:)`` did with an element (not generic, so a
+/// caller's per-element path needs no metadata for it).
+@usableFromInline
+package enum DemandedYield {
+    /// Enqueued, delivered or dropped by the policy, within the demand reported.
+    case accepted
+    /// Enqueued (or delivered) although the demand reported was used up.
+    case beyondDemand
+    /// The stream is over; the element was discarded.
+    case terminated
 }

@@ -12,6 +12,7 @@
 struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
     @usableFromInline typealias Consumer = UnsafeContinuation<Delivery, Never>
+    /// The result moves from the thread that resumes a sender to the task it resumes, once.
     @usableFromInline typealias SenderContinuation = UnsafeContinuation<Handoff<YieldResult>, Never>
     @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
     @usableFromInline typealias Teardown = CallbackStream<Element, Failure>.Teardown
@@ -249,6 +250,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return Demand(handler, room - granted)
     }
 
+    /// Whether a yield now stays within the demand reported to the producer: always, except
+    /// under a waiting policy whose reported demand is used up (a source that must send only
+    /// what was asked, such as a Combine publisher, is then misbehaving).
+    @inlinable var yieldIsDemanded: Bool {
+        guard let waiting else { return true }
+        return waiting.granted > 0
+    }
+
     /// A yield under a waiting policy uses one unit of the demand reported (if any was left).
     @inlinable
     mutating func useDemand() {
@@ -309,6 +318,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
         /// `suspend`.
         case suspend
+        /// Rendezvous pull source: nothing buffered yet. Report `demand` (one element) outside the
+        /// lock, then ask again: a source that answers synchronously has yielded by then.
+        case askProducer(Demand)
     }
 
     /// `next()`'s common case, inlined into the consumer's loop: an element is buffered and
@@ -366,6 +378,16 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             phase = .streaming
             return .runBuilder(takeBuilder(leaving: .notYetReturned))
         }
+    }
+
+    /// `next()`, except that where the consumer would suspend under `.rendezvous` with a demand
+    /// handler, it first asks the producer for one element (``demandBeforeSuspending()``), under
+    /// the same lock. Asked once per wait: the demand it grants makes the next call suspend.
+    @inlinable
+    mutating func nextAskingBeforeSuspending() -> NextAction {
+        let action = next()
+        guard case .suspend = action, let demand = demandBeforeSuspending() else { return action }
+        return .askProducer(demand)
     }
 
     /// The builder returned its teardown. Returns it if the stream already ended (run it now,
@@ -431,6 +453,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Delivery(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
+        case .askProducer:
+            preconditionFailure("Internal inconsistency: next() asked the producer")
         }
     }
 
@@ -746,12 +770,3 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 // resumes: the element moves from one producer to one consumer and is never shared, exactly as
 // `AsyncStream` hands over its (possibly non-Sendable) elements.
 extension CallbackStreamStateMachine.Delivery: @unchecked Sendable {}
-
-/// A value moved from the thread that resumes a continuation to the task it resumes, once.
-@usableFromInline
-struct Handoff<Value>: @unchecked Sendable {  // moved, never shared: one writer, then one reader
-    @usableFromInline let value: Value
-
-    @inlinable
-    init(_ value: Value) { self.value = value }
-}

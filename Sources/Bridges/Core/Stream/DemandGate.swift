@@ -1,5 +1,5 @@
 /// Credit-based pause and resume for a source that can stop producing: a socket or channel
-/// (`read()`/`autoRead`), a `FileHandle` (its `readabilityHandler`), a `DispatchSource`
+/// (`read()`/`autoRead`), a `FileHandle` (the reader behind `readChunks`/`readLines` uses it), a `DispatchSource`
 /// (`suspend()`/`resume()`), a streaming HTTP delegate (completing its back-pressure future).
 ///
 /// Non-blocking: it never waits and never holds a lock while it calls out, so it can be fed
@@ -26,8 +26,8 @@
 /// the room it leaves, at once, on its own thread. An element yielded beyond the credit uses no
 /// demand in the stream, and its spend clamps at zero here; spent *after* that report, it would
 /// eat the new credit instead, and the source would wait for demand the stream believes it
-/// already gave: a lost wake-up (Bridges' own tests lost one in ≈ 1 of 100 000 rounds that
-/// way). Spent before, the clamp happens while nobody can have seen the element.
+/// already gave: a lost wake-up. Spent before, the clamp happens while nobody can have seen
+/// the element.
 ///
 /// - `pause` and `resume` are called on the thread that called ``spend(_:)`` (the producer's)
 ///   or ``add(_:)`` (the consumer's), one at a time, never concurrently with each other, and
