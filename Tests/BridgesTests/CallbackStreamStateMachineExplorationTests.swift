@@ -477,6 +477,9 @@ private struct StreamModel: ExplorationModel {
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
             consumer = .inBuilder
+        case .askProducer(let demand):
+            demand.report()
+            consumer = .loop(asked: true)
         case .suspend:
             consumer = asked ? .suspending : .beforeSuspending
         }

@@ -125,7 +125,7 @@ extension CallbackStream {
                 return (machine.yield(element), demanded)
             }
             if case .answer = action { return demanded ? .accepted : .beyondDemand }
-            if case .terminated = token.storage.act(action) { return .terminated }
+            if case .terminated = token.storage.act(action, fileID: #fileID, line: #line) { return .terminated }
             return demanded ? .accepted : .beyondDemand
         }
 
