@@ -39,15 +39,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> SharedSequence<Element, any Error> {
         SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) { broadcast in
             var iterator = makeAsyncIterator()
-            do {
-                while true {
-                    await broadcast.waitForRoom()
-                    if Task.isCancelled { return nil }
-                    guard let element = try await iterator.next() else { return nil }
-                    broadcast.send(element)
-                }
-            } catch {
-                return error
+            return await _iterate(into: broadcast) {
+                do { return .success(try await iterator.next()) } catch { return .failure(error) }
             }
         }
     }
@@ -79,16 +72,27 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> SharedSequence<Element, Failure> {
         SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) { broadcast in
             var iterator = makeAsyncIterator()
-            do throws(Failure) {
-                while true {
-                    await broadcast.waitForRoom()
-                    if Task.isCancelled { return nil }
-                    guard let element = try await iterator.next(isolation: nil) else { return nil }
-                    broadcast.send(element)
-                }
-            } catch {
-                return error
+            return await _iterate(into: broadcast) { () async -> Result<Element?, Failure> in
+                do throws(Failure) { return .success(try await iterator.next(isolation: nil)) } catch { return .failure(error) }
             }
+        }
+    }
+}
+
+/// One iteration of a shared upstream: waits until every waiting consumer has room, then pulls
+/// one element and sends it; stops when cancelled (the last consumer left). Returns the
+/// upstream's failure, or nil at its end or when cancelled.
+func _iterate<Element: Sendable, Failure: Error>(
+    into broadcast: ThrowingBroadcast<Element, Failure>,
+    pull: () async -> Result<Element?, Failure>
+) async -> Failure? {
+    while true {
+        await broadcast.waitForRoom()
+        if Task.isCancelled { return nil }
+        switch await pull() {
+        case .success(let element?): broadcast.send(element)
+        case .success(nil): return nil
+        case .failure(let failure): return failure
         }
     }
 }
