@@ -1,5 +1,5 @@
 /// One upstream `AsyncSequence` consumed by any number of consumers, each with its own buffering
-/// policy: what ``AsyncSequence/shared(replay:stopTimeout:fileID:line:)`` returns.
+/// policy: what `sequence.shared(replay:stopTimeout:)` returns.
 ///
 /// ```swift
 /// let locations = manager.locationUpdates.shared(replay: 1, stopTimeout: .after(.seconds(5)))
