@@ -95,6 +95,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
     /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
     func waitForRoom() async {
+        if state.withLock({ $0.isFinished || $0.available > 0 }) { return }  // room now: no suspension
         let id = UInt64.random(in: 1...UInt64.max)
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
