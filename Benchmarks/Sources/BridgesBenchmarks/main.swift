@@ -53,6 +53,7 @@ func runAll() async -> Int32 {
     await runCombine(config)
     await runScaling(config)
     await runBroadcast(config)
+    await runShare(config)
     await runMemory(config)
     await runOperators(config)
 

@@ -81,24 +81,32 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///   is sent anyway (nothing is lost) and the result is `.stopProducing`.
     @discardableResult
     public func sendWhenReady(_ element: Element) async -> YieldResult {
-        let id = UInt64.random(in: 1...UInt64.max)
         while true {
             if let action = state.withLock({ $0.sendIfRoom(element) }) { return act(action) }
-            await withTaskCancellationHandler {
-                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {
-                        continuation.resume()
-                    } else if Task.isCancelled {
-                        state.withLock { $0.cancelRoomWait(id: id) }?.resume()
-                    }
-                }
-            } onCancel: {
-                state.withLock { $0.cancelRoomWait(id: id) }?.resume()
-            }
+            await waitForRoom()
             if Task.isCancelled {
                 _ = act(state.withLock { $0.send(element) })
                 return .stopProducing
             }
+        }
+    }
+
+    /// Suspends until every subscriber under a waiting policy has room for one more element
+    /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
+    /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
+    func waitForRoom() async {
+        if state.withLock({ $0.isFinished || $0.available > 0 }) { return }  // room now: no suspension
+        let id = UInt64.random(in: 1...UInt64.max)
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {
+                    continuation.resume()
+                } else if Task.isCancelled {
+                    state.withLock { $0.cancelRoomWait(id: id) }?.resume()
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelRoomWait(id: id) }?.resume()
         }
     }
 
@@ -175,21 +183,29 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
                 sink.finish()
                 return Cancellation()
             }
-            switch state.withLock({ $0.subscribe(sink, waiting: waiting) }) {
-            case .subscribed(let id, let job, let waiters):
-                for waiter in waiters { waiter.resume() }
-                if let job { deliver(job) }  // the replay, before any live element
-                if waiting {
-                    // Registered after the replay, so the room it reports counts it. Weak: the
-                    // stream keeps its demand handler until it ends.
-                    sink.onDemand { [weak self] count in self?.subscriberDemand(id, count) }
-                }
-                return Cancellation { [weak self] in self?.unsubscribe(id) }
-            case .finished(let replay, let failure):
-                for element in replay { sink.yield(element) }
-                if let failure { sink.finish(throwing: failure) } else { sink.finish() }
-                return Cancellation()
+            return subscribe(sink, waiting: waiting)
+        }
+    }
+
+    /// Subscribes a consumer's stream as it starts (its builder), and returns its teardown: the
+    /// replay first, then every element sent; after ``finish()``, the replay and the end at once.
+    /// ``SharedSequence`` subscribes its consumers' streams to the upstream's current broadcast
+    /// through this too.
+    func subscribe(_ sink: CallbackStream<Element, Failure>.Sink, waiting: Bool) -> Cancellation {
+        switch state.withLock({ $0.subscribe(sink, waiting: waiting) }) {
+        case .subscribed(let id, let job, let waiters):
+            for waiter in waiters { waiter.resume() }
+            if let job { deliver(job) }  // the replay, before any live element
+            if waiting {
+                // Registered after the replay, so the room it reports counts it. Weak: the
+                // stream keeps its demand handler until it ends.
+                sink.onDemand { [weak self] count in self?.subscriberDemand(id, count) }
             }
+            return Cancellation { [weak self] in self?.unsubscribe(id) }
+        case .finished(let replay, let failure):
+            for element in replay { sink.yield(element) }
+            if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+            return Cancellation()
         }
     }
 

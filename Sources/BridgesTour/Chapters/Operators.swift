@@ -10,7 +10,7 @@ private func search(_ query: String, clock: TestClock) async -> String {
 }
 
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // TestClock (13); debounce and mapLatest (AsyncSequence.Failure, 15)
-var operatorsChapter: Chapter { Chapter(name: "operators", title: "Operators: debounce and cancel-previous (mapLatest)") {
+var operatorsChapter: Chapter { Chapter(name: "operators", title: "Operators: debounce, cancel-previous (mapLatest), one upstream shared") {
     block(.legacy, "a hand-written cancel-previous loop: `current?.cancel(); current = Task { results.append(await search(q)) }`")
     let legacy = try await withSerialTasks { () async throws -> [String] in
         let clock = TestClock()
@@ -54,4 +54,61 @@ var operatorsChapter: Chapter { Chapter(name: "operators", title: "Operators: de
     say("results shown: \(bridged)")
     sayFigure("cancel-previous by hand showed \(legacy); mapLatest showed \(bridged) (a cancelled search's answer is never shown)", chapter: "operators")
     try check(bridged == ["AB"], "mapLatest showed \(bridged), expected only [\"AB\"]")
+
+    block(.legacy, "one upstream for several screens: a hand-written pump into a Broadcast")
+    let pumped = await withSerialTasks { () async -> Int in
+        let clock = TestClock()
+        let ticks = ClockTicks(clock: clock)
+        // snippet:begin share.before
+        let events = Broadcast<Int>(replay: 1)
+        let pump = Task {
+            for await tick in ticks { events.send(tick) }
+            events.finish()
+        }
+        // snippet:end share.before
+        let screen = Task { await events.stream().prefix(3).reduce(into: [Int]()) { $0.append($1) } }
+        await runUntilIdle()
+        await clock.advance(by: .seconds(13))  // the screen takes three ticks and leaves; ten more seconds pass
+        _ = await screen.value
+        pump.cancel()
+        return ticks.pulled.value
+    }
+    say("the pump pulled \(pumped) ticks for a screen that showed 3: nothing stops it when nobody listens")
+
+    block(.bridge, "`ticks.shared(replay: 1)`: started by the first consumer, stopped when the last one leaves")
+    let shared = await withSerialTasks { () async -> Int in
+        let clock = TestClock()
+        let ticks = ClockTicks(clock: clock)
+        // snippet:begin share.after
+        let events = ticks.shared(replay: 1)
+        // snippet:end share.after
+        let screen = Task { await events.stream().prefix(3).reduce(into: [Int]()) { $0.append($1) } }
+        await runUntilIdle()
+        await clock.advance(by: .seconds(13))
+        _ = await screen.value
+        return ticks.pulled.value
+    }
+    say("shared() pulled \(shared) ticks: the upstream stopped when the screen left")
+    sayFigure("a hand-written pump pulled \(pumped) ticks for 3 shown; shared() pulled \(shared)", chapter: "operators")
+    try check(shared == 3 && pumped > shared, "shared() pulled \(shared), the pump \(pumped)")
 } }
+
+/// One tick per second of `clock`, without end, counting the ticks pulled.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+private struct ClockTicks: AsyncSequence, Sendable {
+    let clock: TestClock
+    let pulled = LockedBox(0)
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let ticks: ClockTicks
+        mutating func next() async -> Int? {
+            do { try await ticks.clock.sleep(for: .seconds(1)) } catch { return nil }
+            return ticks.pulled.withValue { count in
+                count += 1
+                return count
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(ticks: self) }
+}

@@ -1,0 +1,128 @@
+import Bridges
+
+/// An upstream for `shared()` whose every iteration the test plays: each one is a
+/// `CallbackStream` whose sink is handed to the test, whose start and stop (teardown) are
+/// written to `log`, and whose teardown keeps a `LiveObject` alive until it ran.
+final class DrivenUpstream<Failure: Error>: Sendable {
+    typealias Sink = CallbackStream<Int, Failure>.Sink
+    let log = Collected<String>()
+    let live = LiveCount()
+    private let sinks: AsyncStream<Sink>
+    private let started: AsyncStream<Sink>.Continuation
+
+    init() { (sinks, started) = AsyncStream.makeStream(of: Sink.self) }
+
+    /// The upstream: every iteration starts a new producer.
+    var sequence: CallbackStream<Int, Failure> {
+        CallbackStream { [log, live, started] sink in
+            log.append("start")
+            let object = LiveObject(live)
+            started.yield(sink)
+            return Cancellation {
+                log.append("stop")
+                _ = object
+            }
+        }
+    }
+
+    /// The sink of the next iteration to start (waits for it).
+    func nextIteration() async -> Sink {
+        for await sink in sinks { return sink }
+        preconditionFailure("the upstream's iterations are never finished")
+    }
+
+    var starts: Int { log.values.filter { $0 == "start" }.count }
+    var stops: Int { log.values.filter { $0 == "stop" }.count }
+}
+
+/// 1, 2, 3, … up to `count` (or without end), counting pulls, and iterations started and
+/// ended (an iteration ends when the iterating task releases its iterator). Each `next()`
+/// first lets other tasks run, as a source doing I/O would.
+struct Numbers: AsyncSequence, Sendable {
+    let count: Int?
+    let probe: NumbersProbe
+
+    init(upTo count: Int? = nil, probe: NumbersProbe = NumbersProbe()) {
+        self.count = count
+        self.probe = probe
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var last = 0
+        let count: Int?
+        let probe: NumbersProbe
+        let iteration: NumbersProbe.Iteration
+
+        mutating func next() async -> Int? {
+            await Task.yield()
+            if let count, last == count { return nil }
+            probe.pulls.increment()
+            last += 1
+            return last
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(count: count, probe: probe, iteration: NumbersProbe.Iteration(probe))
+    }
+}
+
+final class NumbersProbe: Sendable {
+    let pulls = Counter()
+    let starts = Counter()
+    let stops = Counter()
+    private let stopped: AsyncStream<Void>
+    private let stopping: AsyncStream<Void>.Continuation
+
+    init() { (stopped, stopping) = AsyncStream.makeStream(of: Void.self) }
+
+    /// Lives as long as one iteration's iterator.
+    final class Iteration: Sendable {
+        let probe: NumbersProbe
+        init(_ probe: NumbersProbe) {
+            self.probe = probe
+            probe.starts.increment()
+        }
+        deinit {
+            probe.stops.increment()
+            probe.stopping.yield()
+        }
+    }
+
+    /// Suspends until `count` iterations have ended.
+    func waitForStops(_ count: Int) async {
+        if stops.value >= count { return }
+        for await _ in stopped where stops.value >= count { return }
+    }
+}
+
+/// How many `LiveObject`s of one count are alive.
+final class LiveCount: Sendable {
+    private let lock = NSLockish()
+    nonisolated(unsafe) private var _value = 0  // guarded by `lock`
+    func add(_ delta: Int) { lock.withLock { _value += delta } }
+    var value: Int { lock.withLock { _value } }
+}
+
+/// Counted alive in its `LiveCount` from init to deinit.
+final class LiveObject: Sendable {
+    let count: LiveCount
+    init(_ count: LiveCount) {
+        self.count = count
+        count.add(1)
+    }
+    deinit { count.add(-1) }
+}
+
+import BridgesTesting
+import Testing
+
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+extension Recorder {
+    /// Waits for the end, expects a finish (not a failure), and returns every element received.
+    func elementsAtFinish(sourceLocation: SourceLocation = #_sourceLocation) async -> [Element] {
+        await waitForEnd()
+        #expect(isFinished && failure == nil, sourceLocation: sourceLocation)
+        return elements
+    }
+}
