@@ -53,12 +53,17 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             let timer = Task {
                                 var sleptUntil: C.Instant?
                                 while true {
-                                    switch state.withLock({ $0.timerTick(sleptUntil: sleptUntil) }) {
+                                    let (action, outbox) = state.withLock { machine -> (DebounceStateMachine<Element, Failure, C.Instant>.TimerAction, Outbox<Element, Failure>?) in
+                                        let action = machine.timerTick(sleptUntil: sleptUntil)
+                                        guard case .fired(true) = action else { return (action, nil) }
+                                        return (action, machine.emissions.decide(into: sink))
+                                    }
+                                    switch action {
                                     case .sleep(let deadline):
                                         do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch { return }
                                         sleptUntil = deadline
-                                    case .fired(let mustDeliver):
-                                        if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                                    case .fired:
+                                        outbox?.perform()
                                         return
                                     case .stop:
                                         return
@@ -71,9 +76,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 } catch {
                     failure = (error as! Failure)  // the loop rethrows only the upstream's own error
                 }
-                let (mustDeliver, timer) = state.withLock { $0.upstreamEnded(failure) }
+                let (timer, outbox) = state.withLock { machine -> (Task<Void, Never>?, Outbox<Element, Failure>?) in
+                    let (mustDeliver, timer) = machine.upstreamEnded(failure)
+                    return (timer, mustDeliver ? machine.emissions.decide(into: sink) : nil)
+                }
                 timer?.cancel()
-                if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                outbox?.perform()
             }
             return Cancellation {
                 upstream.cancel()
