@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of the broadcast state machine's events up to a bounded depth, breadth
 /// first, with states deduplicated: subscribe under each policy class, send, sendWhenReady's wait
@@ -16,7 +17,13 @@ struct BroadcastStateMachineExplorationTests {
 
     enum Policy: CaseIterable, Hashable {
         case latest, unbounded, suspending1
-        var capacity: Int { switch self { case .latest: 1; case .unbounded: .max; case .suspending1: 1 } }
+        var capacity: Int {
+            switch self {
+            case .latest: 1
+            case .unbounded: .max
+            case .suspending1: 1
+            }
+        }
         var isWaiting: Bool { self == .suspending1 }
     }
 
@@ -94,7 +101,8 @@ struct BroadcastStateMachineExplorationTests {
 
         var key: Key {
             Key(
-                finished: machine.isFinished, reportedSendAfterFinish: machine.reportedSendAfterFinish, nextID: machine.nextID,
+                finished: machine.isFinished, reportedSendAfterFinish: machine.reportedSendAfterFinish,
+                nextID: machine.nextID,
                 subscribers: machine.subscribers.map(\.id), sinks: machine.subscribers.map(\.sink),
                 creditIDs: machine.credits.map(\.id), credits: machine.credits.map(\.credit), replay: machine.replay,
                 waiterCounts: machine.waiters.map(\.count), waiters: machine.waiters.map(\.continuation),
@@ -106,13 +114,21 @@ struct BroadcastStateMachineExplorationTests {
     }
 
     enum Event {
-        case subscribe(Policy), send, sendWhenReady, cancelRoomWaits, take(Int), leave(Int), finish
-        case waitForSubscribers(Int), cancelWaits, onDemand
+        case subscribe(Policy)
+        case send, sendWhenReady, cancelRoomWaits
+        case take(Int)
+        case leave(Int)
+        case finish
+        case waitForSubscribers(Int)
+        case cancelWaits, onDemand
     }
 
     static func events(in world: World) -> [Event] {
         var events: [Event] = Policy.allCases.map { .subscribe($0) }
-        events += [.send, .sendWhenReady, .cancelRoomWaits, .finish, .waitForSubscribers(1), .waitForSubscribers(2), .cancelWaits, .onDemand]
+        events += [
+            .send, .sendWhenReady, .cancelRoomWaits, .finish, .waitForSubscribers(1), .waitForSubscribers(2),
+            .cancelWaits, .onDemand,
+        ]
         for index in world.streams.indices { events += [.take(index), .leave(index)] }
         return events
     }
@@ -174,7 +190,9 @@ struct BroadcastStateMachineExplorationTests {
             world.resume(action.senders, name)
         case .finish:
             guard let action = world.machine.finish(nil) else { return }
-            if action.subscribers.count > world.streams.count { world.failure = "\(name): finished \(action.subscribers.count) sinks" }
+            if action.subscribers.count > world.streams.count {
+                world.failure = "\(name): finished \(action.subscribers.count) sinks"
+            }
             for subscriber in action.subscribers { world.streams[subscriber.sink].finished = true }
             world.resume(action.waiters + action.senders, name)
         case .waitForSubscribers(let count):
@@ -216,7 +234,9 @@ struct BroadcastStateMachineExplorationTests {
         let machine = world.machine
         for stream in world.streams {
             let accounted = stream.delivered + stream.dropped + stream.undelivered + stream.buffer.count
-            if accounted != stream.sent { return "stream \(stream.id): \(accounted) accounted for, \(stream.sent) sent" }
+            if accounted != stream.sent {
+                return "stream \(stream.id): \(accounted) accounted for, \(stream.sent) sent"
+            }
             let seen = stream.taken + stream.buffer
             if seen != seen.sorted() || Set(seen).count != seen.count { return "stream \(stream.id): order \(seen)" }
             if let credit = machine.credits.first(where: { $0.id == stream.id })?.credit, credit > max(stream.room, 0) {
@@ -231,7 +251,9 @@ struct BroadcastStateMachineExplorationTests {
         for waiter in machine.waiters where machine.subscribers.count >= waiter.count {
             return "a waiter for \(waiter.count) subscribers left waiting with \(machine.subscribers.count)"
         }
-        if !machine.roomWaiters.isEmpty, machine.available > 0 { return "a sender left waiting with room \(machine.available)" }
+        if !machine.roomWaiters.isEmpty, machine.available > 0 {
+            return "a sender left waiting with room \(machine.available)"
+        }
         let handed = Set(machine.waiters.map(\.continuation) + machine.roomWaiters.map(\.continuation))
         if handed != world.waiting { return "continuations held \(handed.sorted()), waiting \(world.waiting.sorted())" }
         return nil

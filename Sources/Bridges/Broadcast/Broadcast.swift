@@ -75,10 +75,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     @inlinable
     @discardableResult
     public func send(_ element: Element) -> YieldResult {
-        act(state.withLock { machine in
+        let sent = state.withLock { machine in
             let action = machine.send(element)
             return Self.fanOut(&machine, element, action)
-        })
+        }
+        return act(sent)
     }
 
     /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
@@ -108,10 +109,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
                 state.withLock { $0.cancelRoomWait(id: id) }?.resume()
             }
             if Task.isCancelled {
-                _ = act(state.withLock { machine in
+                let sent = state.withLock { machine in
                     let action = machine.send(element)
                     return Self.fanOut(&machine, element, action)
-                })
+                }
+                _ = act(sent)
                 return .stopProducing
             }
         }
@@ -184,7 +186,9 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         let waiting = buffering.isWaiting
         // Weak: a consumer's stream does not keep the source alive; when its owner releases the
         // broadcast, it finishes (deinit) and its consumers end instead of waiting forever.
-        return CallbackStream(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
+        return CallbackStream(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
+        ) {
             [weak self] (sink: CallbackStream<Element, Failure>.Sink) -> Cancellation in
             guard let self else {
                 sink.finish()

@@ -136,7 +136,9 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
 
     /// A waiting subscriber's stream reported `count` more room.
     @inlinable
-    mutating func subscriberDemand(_ id: UInt64, _ count: Int) -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
+    mutating func subscriberDemand(
+        _ id: UInt64, _ count: Int
+    ) -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
         guard case .open = phase, let index = credits.firstIndex(where: { $0.id == id }) else { return (nil, []) }
         let credit = credits[index].credit
         credits[index].credit = credit > Int.max - count ? Int.max : credit + count
@@ -166,7 +168,10 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         @usableFromInline var demandHandler: DemandHandler?
 
         @inlinable
-        init(subscribers: [(id: UInt64, sink: Sink)], waiters: [Continuation], senders: [Continuation], demandHandler: DemandHandler?) {
+        init(
+            subscribers: [(id: UInt64, sink: Sink)], waiters: [Continuation], senders: [Continuation],
+            demandHandler: DemandHandler?
+        ) {
             self.subscribers = subscribers
             self.waiters = waiters
             self.senders = senders
@@ -247,7 +252,9 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
             return UnsubscribeAction(removed: nil, demand: nil, senders: [])
         }
         let sink = subscribers.remove(at: position).sink
-        guard let index = credits.firstIndex(where: { $0.id == id }) else { return UnsubscribeAction(removed: sink, demand: nil, senders: []) }
+        guard let index = credits.firstIndex(where: { $0.id == id }) else {
+            return UnsubscribeAction(removed: sink, demand: nil, senders: [])
+        }
         credits.remove(at: index)
         let (demand, senders) = creditChanged()
         return UnsubscribeAction(removed: sink, demand: demand, senders: senders)

@@ -53,17 +53,20 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             let timer = Task {
                                 var sleptUntil: C.Instant?
                                 while true {
-                                    let (action, outbox) = state.withLock { machine -> (DebounceStateMachine<Element, Failure, C.Instant>.TimerAction, Outbox<Element, Failure>?) in
+                                    var emitted: Outbox<Element, Failure>?
+                                    let action = state.withLock { machine in
                                         let action = machine.timerTick(sleptUntil: sleptUntil)
-                                        guard case .fired(true) = action else { return (action, nil) }
-                                        return (action, machine.emissions.decide(into: sink))
+                                        if case .fired(true) = action { emitted = machine.emissions.decide(into: sink) }
+                                        return action
                                     }
                                     switch action {
                                     case .sleep(let deadline):
-                                        do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch { return }
+                                        do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch {
+                                            return
+                                        }
                                         sleptUntil = deadline
                                     case .fired:
-                                        outbox?.perform()
+                                        emitted?.perform()
                                         return
                                     case .stop:
                                         return

@@ -78,7 +78,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             guard state.withLock({ $0.mayStart(generation: generation) }) else { return }
                             let result = await transform(element)
                             state.withLock { machine -> Outbox<Output, F>? in
-                                machine.transformFinished(generation: generation, result) ? machine.emissions.decide(into: sink) : nil
+                                machine.transformFinished(generation: generation, result)
+                                    ? machine.emissions.decide(into: sink) : nil
                             }?.perform()
                         }
                         state.withLock { $0.attach(task, generation: generation) }?.cancel()

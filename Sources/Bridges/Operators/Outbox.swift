@@ -41,7 +41,8 @@ struct Outbox<Element, Failure: Error> {
         let storage = sink.token.storage
         let action = storage.state.withLock { machine -> Storage.Machine.YieldAction in
             if machine.yieldOnlyBuffers {
-                machine.buffer.append(element, initialCapacity: Storage.Machine.initialBufferCapacity, maximumCapacity: .max)
+                machine.buffer.append(
+                    element, initialCapacity: Storage.Machine.initialBufferCapacity, maximumCapacity: .max)
                 return .answer(.enqueued)
             }
             return machine.yield(element)
