@@ -75,11 +75,14 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     @inlinable
     @discardableResult
     public func send(_ element: Element) -> YieldResult {
-        let sent = state.withLock { machine in
+        var outbox = Outbox<Element, Failure>()
+        let action = state.withLock { machine in
             let action = machine.send(element)
-            return Self.fanOut(&machine, element, action)
+            Self.fanOut(&machine, element, action, into: &outbox)
+            return action
         }
-        return act(sent)
+        outbox.perform()
+        return act(action)
     }
 
     /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
@@ -92,11 +95,16 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     public func sendWhenReady(_ element: Element) async -> YieldResult {
         let id = UInt64.random(in: 1...UInt64.max)
         while true {
-            let sent = state.withLock { machine -> Sent? in
+            var outbox = Outbox<Element, Failure>()
+            let action = state.withLock { machine -> Machine.SendAction? in
                 guard let action = machine.sendIfRoom(element) else { return nil }
-                return Self.fanOut(&machine, element, action)
+                Self.fanOut(&machine, element, action, into: &outbox)
+                return action
             }
-            if let sent { return act(sent) }
+            if let action {
+                outbox.perform()
+                return act(action)
+            }
             await withTaskCancellationHandler {
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {
@@ -109,11 +117,14 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
                 state.withLock { $0.cancelRoomWait(id: id) }?.resume()
             }
             if Task.isCancelled {
-                let sent = state.withLock { machine in
+                var outbox = Outbox<Element, Failure>()
+                let action = state.withLock { machine in
                     let action = machine.send(element)
-                    return Self.fanOut(&machine, element, action)
+                    Self.fanOut(&machine, element, action, into: &outbox)
+                    return action
                 }
-                _ = act(sent)
+                outbox.perform()
+                _ = act(action)
                 return .stopProducing
             }
         }
@@ -196,13 +207,13 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             }
             // The replay is decided into the new stream in the critical section that publishes it
             // to senders: it comes before any live element, and this call delivers nothing else.
-            let (action, outbox) = state.withLock { machine in
+            var outbox = Outbox<Element, Failure>()
+            let action = state.withLock { machine in
                 let action = machine.subscribe(sink, waiting: waiting)
-                var outbox = Outbox<Element, Failure>()
                 if case .subscribed(_, let replay, _) = action {
                     for element in replay { outbox.decideYield(element, to: sink) }
                 }
-                return (action, outbox)
+                return action
             }
             outbox.perform()
             switch action {
@@ -224,37 +235,23 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
 
     // MARK: - Acting outside the lock
 
-    /// What a send decided, with its fan-out already decided into the subscribers' streams.
-    @usableFromInline
-    struct Sent {
-        @usableFromInline var action: Machine.SendAction
-        @usableFromInline var outbox: Outbox<Element, Failure>
-
-        @inlinable
-        init(_ action: Machine.SendAction, _ outbox: Outbox<Element, Failure>) {
-            self.action = action
-            self.outbox = outbox
-        }
-    }
-
     /// Under the lock: decides the fan-out of a send into every subscriber's stream, in
     /// subscription order, so every subscriber sees the sends in the order of their critical
     /// sections.
     @inlinable
-    static func fanOut(_ machine: inout Machine, _ element: Element, _ action: Machine.SendAction) -> Sent {
-        var outbox = Outbox<Element, Failure>()
-        if case .fanOut = action {
-            for subscriber in machine.subscribers { outbox.decideYield(element, to: subscriber.sink) }
-        }
-        return Sent(action, outbox)
+    static func fanOut(
+        _ machine: inout Machine, _ element: Element, _ action: Machine.SendAction,
+        into outbox: inout Outbox<Element, Failure>
+    ) {
+        guard case .fanOut = action else { return }
+        for subscriber in machine.subscribers { outbox.decideYield(element, to: subscriber.sink) }
     }
 
-    /// After the lock: resumes consumers and calls handlers, releases what the send evicted from
-    /// the replay buffer, and answers.
+    /// After the lock (and after the send's outbox was performed): releases what the send evicted
+    /// from the replay buffer, reports misuse, and answers.
     @inlinable
-    func act(_ sent: Sent) -> YieldResult {
-        sent.outbox.perform()
-        switch sent.action {
+    func act(_ action: Machine.SendAction) -> YieldResult {
+        switch action {
         case .fanOut(let result, let evicted):
             withExtendedLifetime(evicted) {}  // released here, outside the lock
             return result
@@ -267,13 +264,13 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     }
 
     private func end(_ failure: Failure?) {
-        let decided = state.withLock { machine -> (Machine.FinishAction, Outbox<Element, Failure>)? in
+        var outbox = Outbox<Element, Failure>()
+        let decided = state.withLock { machine -> Machine.FinishAction? in
             guard let action = machine.finish(failure) else { return nil }
-            var outbox = Outbox<Element, Failure>()
             for subscriber in action.subscribers { outbox.decideFinish(failure, to: subscriber.sink) }
-            return (action, outbox)
+            return action
         }
-        guard let (action, outbox) = decided else { return }
+        guard let action = decided else { return }
         for waiter in action.waiters { waiter.resume() }
         for sender in action.senders { sender.resume() }
         outbox.perform()

@@ -53,10 +53,10 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             let timer = Task {
                                 var sleptUntil: C.Instant?
                                 while true {
-                                    var emitted: Outbox<Element, Failure>?
+                                    var outbox = Outbox<Element, Failure>()
                                     let action = state.withLock { machine in
                                         let action = machine.timerTick(sleptUntil: sleptUntil)
-                                        if case .fired(true) = action { emitted = machine.emissions.decide(into: sink) }
+                                        if case .fired(true) = action { machine.emissions.decide(into: sink, &outbox) }
                                         return action
                                     }
                                     switch action {
@@ -66,7 +66,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                                         }
                                         sleptUntil = deadline
                                     case .fired:
-                                        emitted?.perform()
+                                        outbox.perform()
                                         return
                                     case .stop:
                                         return
@@ -79,12 +79,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 } catch {
                     failure = (error as! Failure)  // the loop rethrows only the upstream's own error
                 }
-                let (timer, outbox) = state.withLock { machine -> (Task<Void, Never>?, Outbox<Element, Failure>?) in
+                var outbox = Outbox<Element, Failure>()
+                let timer = state.withLock { machine in
                     let (mustDeliver, timer) = machine.upstreamEnded(failure)
-                    return (timer, mustDeliver ? machine.emissions.decide(into: sink) : nil)
+                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    return timer
                 }
                 timer?.cancel()
-                outbox?.perform()
+                outbox.perform()
             }
             return Cancellation {
                 upstream.cancel()

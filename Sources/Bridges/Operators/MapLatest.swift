@@ -77,22 +77,27 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         let task = Task {
                             guard state.withLock({ $0.mayStart(generation: generation) }) else { return }
                             let result = await transform(element)
-                            state.withLock { machine -> Outbox<Output, F>? in
-                                machine.transformFinished(generation: generation, result)
-                                    ? machine.emissions.decide(into: sink) : nil
-                            }?.perform()
+                            var outbox = Outbox<Output, F>()
+                            state.withLock { machine in
+                                if machine.transformFinished(generation: generation, result) {
+                                    machine.emissions.decide(into: sink, &outbox)
+                                }
+                            }
+                            outbox.perform()
                         }
                         state.withLock { $0.attach(task, generation: generation) }?.cancel()
                     }
                 } catch {
                     failure = mapFailure(error as! Failure)  // the loop rethrows only the upstream's own error
                 }
-                let (cancel, outbox) = state.withLock { machine -> (Task<Void, Never>?, Outbox<Output, F>?) in
+                var outbox = Outbox<Output, F>()
+                let cancel = state.withLock { machine in
                     let (mustDeliver, cancel) = machine.upstreamEnded(failure)
-                    return (cancel, mustDeliver ? machine.emissions.decide(into: sink) : nil)
+                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    return cancel
                 }
                 cancel?.cancel()
-                outbox?.perform()
+                outbox.perform()
             }
             return Cancellation {
                 upstream.cancel()

@@ -60,9 +60,9 @@ struct Outbox<Element, Failure: Error> {
         entries.append(.finish(storage, action), initialCapacity: 2, maximumCapacity: .max)
     }
 
-    /// Performs the collected actions, in order. Call with no lock held.
+    /// Performs the collected actions, in order, and empties the outbox. Call with no lock held.
     @inlinable
-    consuming func perform() {
+    mutating func perform() {
         while let entry = entries.popFirst() {
             switch entry {
             case .yield(let storage, let action):
@@ -102,17 +102,15 @@ struct Emissions<Element, Failure: Error> {
         return true
     }
 
-    /// Moves every posted event into `sink`'s stream (call under the operator's lock) and returns
-    /// what to perform after it is released.
+    /// Moves every posted event into `sink`'s stream (call under the operator's lock), adding to
+    /// `outbox` what to perform after it is released.
     @usableFromInline
-    mutating func decide(into sink: CallbackStream<Element, Failure>.Sink) -> Outbox<Element, Failure> {
-        var outbox = Outbox<Element, Failure>()
+    mutating func decide(into sink: CallbackStream<Element, Failure>.Sink, _ outbox: inout Outbox<Element, Failure>) {
         while let event = events.popFirst() {
             switch event {
             case .element(let element): outbox.decideYield(element, to: sink)
             case .finish(let failure): outbox.decideFinish(failure, to: sink)
             }
         }
-        return outbox
     }
 }
