@@ -25,8 +25,12 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// - One order: every consumer sees the elements in the same order, even when sends from
 ///   several threads race with each other and with subscriptions.
 /// - Nothing runs under the broadcast's lock: it decides there (who receives what, in which
-///   order), then delivers after releasing it. So a consumer's `onDrop` may call back into the
-///   broadcast (read ``subscriberCount``, even ``send(_:)``: that element is delivered right after).
+///   order, into each consumer's buffer), then resumes consumers and calls handlers after
+///   releasing it. So a consumer's `onDrop` may call back into the broadcast (read
+///   ``subscriberCount``, even ``send(_:)``: that element is delivered right after).
+/// - Bounded work: a `send` delivers its own element to the consumers of the moment, a new
+///   consumer's first `next()` takes its own replay, and neither ever delivers other threads'
+///   elements, however fast they send.
 /// - Backpressure: subscribers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold the
 ///   producer back. ``sendWhenReady(_:)`` waits until the slowest of them has room; a
 ///   synchronous ``send(_:)`` never waits, delivers anyway (nothing is lost) and answers
@@ -39,7 +43,8 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// - Consumers' streams do not keep the broadcast alive: when its owner (the delegate proxy)
 ///   releases it, it finishes, and so do its consumers.
 public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendable {
-    @usableFromInline typealias Machine = BroadcastStateMachine<Element, Failure>
+    @usableFromInline typealias Sink = CallbackStream<Element, Failure>.Sink
+    @usableFromInline typealias Machine = BroadcastStateMachine<Element, Failure, Sink, UnsafeContinuation<Void, Never>>
     public typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
 
     @usableFromInline let state: LockedState<Machine>
@@ -60,8 +65,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     deinit { end(nil) }
 
     /// Sends `element` to every current subscriber, each through its own policy, on this
-    /// thread (or, if another thread is delivering right now, right after its elements, on that
-    /// thread). Never waits.
+    /// thread: consumers that were waiting are resumed, and `onDrop` handlers called, before it
+    /// returns. Never waits.
     ///
     /// - Returns: `.enqueued`; `.stopProducing` when a subscriber under a waiting policy is now
     ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or use
@@ -70,7 +75,14 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     @inlinable
     @discardableResult
     public func send(_ element: Element) -> YieldResult {
-        act(state.withLock { $0.send(element) })
+        var outbox = Outbox<Element, Failure>()
+        let action = state.withLock { machine in
+            let action = machine.send(element)
+            Self.fanOut(&machine, element, action, into: &outbox)
+            return action
+        }
+        outbox.perform()
+        return act(action)
     }
 
     /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
@@ -82,10 +94,26 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     @discardableResult
     public func sendWhenReady(_ element: Element) async -> YieldResult {
         while true {
-            if let action = state.withLock({ $0.sendIfRoom(element) }) { return act(action) }
+            var outbox = Outbox<Element, Failure>()
+            let action = state.withLock { machine -> Machine.SendAction? in
+                guard let action = machine.sendIfRoom(element) else { return nil }
+                Self.fanOut(&machine, element, action, into: &outbox)
+                return action
+            }
+            if let action {
+                outbox.perform()
+                return act(action)
+            }
             await waitForRoom()
             if Task.isCancelled {
-                _ = act(state.withLock { $0.send(element) })
+                var outbox = Outbox<Element, Failure>()
+                let action = state.withLock { machine in
+                    let action = machine.send(element)
+                    Self.fanOut(&machine, element, action, into: &outbox)
+                    return action
+                }
+                outbox.perform()
+                _ = act(action)
                 return .stopProducing
             }
         }
@@ -161,8 +189,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// - Parameters:
     ///   - buffering: This consumer's policy for elements it has not taken yet. A waiting policy
     ///     holds the producer back (see ``sendWhenReady(_:)``).
-    ///   - onDrop: Called with each element this consumer's policy drops, on the delivering
-    ///     thread, never under a lock (it may call back into the broadcast).
+    ///   - onDrop: Called with each element this consumer's policy drops, on the thread that
+    ///     sent it (or, for the replay, that subscribed), never under a lock (it may call back into the broadcast).
     ///   - onUndelivered: Called with each element sent to this consumer and never delivered,
     ///     with the reason (see ``CallbackStream``).
     ///   - line: Call site reported with any misuse; leave the default.
@@ -177,7 +205,9 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         let waiting = buffering.isWaiting
         // Weak: a consumer's stream does not keep the source alive; when its owner releases the
         // broadcast, it finishes (deinit) and its consumers end instead of waiting forever.
-        return CallbackStream(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
+        return CallbackStream(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
+        ) {
             [weak self] (sink: CallbackStream<Element, Failure>.Sink) -> Cancellation in
             guard let self else {
                 sink.finish()
@@ -192,10 +222,20 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// ``SharedSequence`` subscribes its consumers' streams to the upstream's current broadcast
     /// through this too.
     func subscribe(_ sink: CallbackStream<Element, Failure>.Sink, waiting: Bool) -> Cancellation {
-        switch state.withLock({ $0.subscribe(sink, waiting: waiting) }) {
-        case .subscribed(let id, let job, let waiters):
+        // The replay is decided into the new stream in the critical section that publishes it
+        // to senders: it comes before any live element, and this call delivers nothing else.
+        var outbox = Outbox<Element, Failure>()
+        let action = state.withLock { machine in
+            let action = machine.subscribe(sink, waiting: waiting)
+            if case .subscribed(_, let replay, _) = action {
+                for element in replay { outbox.decideYield(element, to: sink) }
+            }
+            return action
+        }
+        outbox.perform()
+        switch action {
+        case .subscribed(let id, _, let waiters):
             for waiter in waiters { waiter.resume() }
-            if let job { deliver(job) }  // the replay, before any live element
             if waiting {
                 // Registered after the replay, so the room it reports counts it. Weak: the
                 // stream keeps its demand handler until it ends.
@@ -203,7 +243,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             }
             return Cancellation { [weak self] in self?.unsubscribe(id) }
         case .finished(let replay, let failure):
-            for element in replay { sink.yield(element) }
+            for element in replay { sink.yield(element) }  // nobody else reaches this sink
             if let failure { sink.finish(throwing: failure) } else { sink.finish() }
             return Cancellation()
         }
@@ -211,13 +251,25 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
 
     // MARK: - Acting outside the lock
 
+    /// Under the lock: decides the fan-out of a send into every subscriber's stream, in
+    /// subscription order, so every subscriber sees the sends in the order of their critical
+    /// sections.
+    @inlinable
+    static func fanOut(
+        _ machine: inout Machine, _ element: Element, _ action: Machine.SendAction,
+        into outbox: inout Outbox<Element, Failure>
+    ) {
+        guard case .fanOut = action else { return }
+        for subscriber in machine.subscribers { outbox.decideYield(element, to: subscriber.sink) }
+    }
+
+    /// After the lock (and after the send's outbox was performed): releases what the send evicted
+    /// from the replay buffer, reports misuse, and answers.
     @inlinable
     func act(_ action: Machine.SendAction) -> YieldResult {
         switch action {
-        case .deliver(let job, let result):
-            deliver(job)
-            return result
-        case .queued(let result):
+        case .fanOut(let result, let evicted):
+            withExtendedLifetime(evicted) {}  // released here, outside the lock
             return result
         case .reportSendAfterFinish:
             site.report(
@@ -233,32 +285,18 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         }
     }
 
-    /// Runs `job`, then every job queued meanwhile, until the queue is empty. Only one thread
-    /// delivers at a time (the state machine hands out the role), so jobs run in decision order.
-    @inlinable
-    func deliver(_ first: Machine.Job) {
-        var job: Machine.Job? = first
-        while let current = job {
-            switch current {
-            case .send(let element, let sinks):
-                for sink in sinks { sink.yield(element) }
-            case .replay(let elements, let sink):
-                for element in elements { sink.yield(element) }
-            case .finish(let failure, let sinks):
-                for sink in sinks {
-                    if let failure { sink.finish(throwing: failure) } else { sink.finish() }
-                }
-            }
-            job = state.withLock { $0.nextJob() }
-        }
-    }
-
     private func end(_ failure: Failure?) {
-        guard let action = state.withLock({ $0.finish(failure) }) else { return }
+        var outbox = Outbox<Element, Failure>()
+        let decided = state.withLock { machine -> Machine.FinishAction? in
+            guard let action = machine.finish(failure) else { return nil }
+            for subscriber in action.subscribers { outbox.decideFinish(failure, to: subscriber.sink) }
+            return action
+        }
+        guard let action = decided else { return }
         for waiter in action.waiters { waiter.resume() }
         for sender in action.senders { sender.resume() }
-        if let job = action.job { deliver(job) }
-        withExtendedLifetime(action.released) {}  // released outside the lock
+        outbox.perform()
+        withExtendedLifetime(action) {}  // the sinks and the demand handler, released outside the lock
     }
 
     private func subscriberDemand(_ id: UInt64, _ count: Int) {

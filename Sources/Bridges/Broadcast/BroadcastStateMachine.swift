@@ -1,17 +1,17 @@
-/// The state of a ``ThrowingBroadcast``: subscribers, the replay buffer, the delivery queue,
-/// the credit of waiting subscribers, and tasks waiting for subscribers or for room. A pure
-/// value; the broadcast locks it, runs one event, releases the lock and acts on what it returned.
+/// The state of a ``ThrowingBroadcast``: subscribers, the replay buffer, the credit of waiting
+/// subscribers, and tasks waiting for subscribers or for room. A pure value; the broadcast locks
+/// it, runs one event, and in the same critical section decides the resulting yields and finishes
+/// into the subscribers' streams (see `Outbox`), then releases the lock and acts.
 ///
-/// Delivery order: every fan-out (a sent element, a replay, the finish) is a *job*. Jobs are
-/// decided under the lock in one order and run outside it by one deliverer at a time (whoever
-/// found nobody delivering takes the role and drains the queue), so every consumer sees the same
-/// order, and a consumer's `onDrop` may call back into the broadcast (its send is queued behind
-/// the one being delivered).
+/// Generic over the subscriber (a stream's sink) and the continuation of a waiting task, so that
+/// tests can drive it with stand-ins and explore its events exhaustively.
+///
+/// Bounded work: no event does more than its own decision. A send fans out its own element to
+/// the subscribers of the moment; a subscription takes its own replay; nothing is queued for
+/// another caller to deliver.
 @usableFromInline
-struct BroadcastStateMachine<Element, Failure: Error> {
-    @usableFromInline typealias Sink = CallbackStream<Element, Failure>.Sink
+struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     @usableFromInline typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
-    @usableFromInline typealias Waiter = (id: UInt64, count: Int, continuation: UnsafeContinuation<Void, Never>)
     @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
 
     @usableFromInline
@@ -22,24 +22,9 @@ struct BroadcastStateMachine<Element, Failure: Error> {
         case finished(Failure?)
     }
 
-    /// One fan-out, run outside the lock by the deliverer.
-    @usableFromInline
-    enum Job {
-        /// Yield the element to these sinks (the subscribers when it was sent), in order.
-        case send(Element, [Sink])
-        /// Yield the replay to a new subscriber's sink.
-        case replay([Element], Sink)
-        /// Finish these sinks (the subscribers when the broadcast finished).
-        case finish(Failure?, [Sink])
-    }
-
     @usableFromInline var phase = Phase.open
-    @usableFromInline var subscribers: [UInt64: Sink] = [:]
-    /// Subscription order, so that fan-out order is stable.
-    @usableFromInline var order: [UInt64] = []
-    /// The sinks in subscription order, rebuilt only when subscribers change (a send only
-    /// retains it).
-    @usableFromInline var sinks: [Sink] = []
+    /// The subscribers in subscription order, the order of every fan-out.
+    @usableFromInline var subscribers: [(id: UInt64, sink: Sink)] = []
     /// Credit of each subscriber under a waiting policy: demand its stream reported, minus
     /// elements decided for it, never below zero (so it follows the stream's own count of
     /// demand, which an element sent beyond it does not use either). A send that leaves one at
@@ -48,18 +33,15 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     @usableFromInline var nextID: UInt64 = 0
     @usableFromInline let replayCount: Int
     @usableFromInline var replay: [Element] = []
-    @usableFromInline var waiters: [Waiter] = []
+    /// `waitForSubscribers` calls, each until `count` subscribers are there.
+    @usableFromInline var waiters: [(id: UInt64, count: Int, continuation: Continuation)] = []
     @usableFromInline var reportedSendAfterFinish = false
-
-    /// Jobs decided and not yet run; `delivering` while a thread runs them.
-    @usableFromInline var jobs = StreamRing<Job>()
-    @usableFromInline var delivering = false
 
     /// The producer's demand handler and the demand reported to it not yet used by a send.
     @usableFromInline var demandHandler: DemandHandler?
     @usableFromInline var granted = 0
     /// `sendWhenReady` calls waiting for every waiting subscriber to have room.
-    @usableFromInline var roomWaiters: [(id: UInt64, continuation: UnsafeContinuation<Void, Never>)] = []
+    @usableFromInline var roomWaiters: [(id: UInt64, continuation: Continuation)] = []
 
     @inlinable
     init(replay: Int) { replayCount = replay }
@@ -72,39 +54,13 @@ struct BroadcastStateMachine<Element, Failure: Error> {
         return Swift.max(lowest, 0)
     }
 
-    @inlinable
-    mutating func rebuildSinks() {
-        sinks = order.compactMap { subscribers[$0] }
-    }
-
-    /// Queues `job`, or hands it back to run now if nobody is delivering (the caller then
-    /// delivers, and drains the queue with `nextJob()`).
-    @inlinable
-    mutating func schedule(_ job: Job) -> Job? {
-        if delivering {
-            jobs.append(job, initialCapacity: 4, maximumCapacity: .max)
-            return nil
-        }
-        delivering = true
-        return job
-    }
-
-    /// The next job for the deliverer, or nil (and nobody is delivering any more).
-    @inlinable
-    mutating func nextJob() -> Job? {
-        if let job = jobs.popFirst() { return job }
-        delivering = false
-        return nil
-    }
-
     // MARK: - Send
 
     @usableFromInline
     enum SendAction {
-        /// Deliver this job now (and drain the queue), then answer `result`.
-        case deliver(Job, YieldResult)
-        /// Queued behind the job being delivered: answer `result`.
-        case queued(YieldResult)
+        /// Yield the element to every subscriber in `subscribers` now, in this critical section;
+        /// answer `result`. `evicted` left the replay buffer: release it after the lock.
+        case fanOut(YieldResult, evicted: Element?)
         /// Finished: report misuse (once), answer `.terminated`.
         case reportSendAfterFinish
         /// Finished: answer `.terminated`.
@@ -115,8 +71,9 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     mutating func send(_ element: Element) -> SendAction {
         switch phase {
         case .open:
+            var evicted: Element?
             if replayCount > 0 {
-                if replay.count == replayCount { replay.removeFirst() }
+                if replay.count == replayCount { evicted = replay.removeFirst() }
                 replay.append(element)
             }
             var full = false
@@ -132,9 +89,7 @@ struct BroadcastStateMachine<Element, Failure: Error> {
                 }
             }
             if granted > 0 && granted != .max { granted -= 1 }
-            let result: YieldResult = full ? .stopProducing : .enqueued
-            if let job = schedule(.send(element, sinks)) { return .deliver(job, result) }
-            return .queued(result)
+            return .fanOut(full ? .stopProducing : .enqueued, evicted: evicted)
         case .finished:
             if reportedSendAfterFinish { return .terminated }
             reportedSendAfterFinish = true
@@ -153,14 +108,14 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     /// Whether the caller must wait (as `id`) for room: false if there is room now, or the
     /// broadcast is over.
     @inlinable
-    mutating func waitForRoom(id: UInt64, _ continuation: UnsafeContinuation<Void, Never>) -> Bool {
+    mutating func waitForRoom(id: UInt64, _ continuation: Continuation) -> Bool {
         guard case .open = phase, available <= 0 else { return false }
         roomWaiters.append((id, continuation))
         return true
     }
 
     @inlinable
-    mutating func cancelRoomWait(id: UInt64) -> UnsafeContinuation<Void, Never>? {
+    mutating func cancelRoomWait(id: UInt64) -> Continuation? {
         guard let index = roomWaiters.firstIndex(where: { $0.id == id }) else { return nil }
         return roomWaiters.remove(at: index).continuation
     }
@@ -168,7 +123,7 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     /// After credit came back: the demand to report to the producer and the waiting senders to
     /// resume (they check again).
     @inlinable
-    mutating func creditChanged() -> (demand: (DemandHandler, Int)?, senders: [UnsafeContinuation<Void, Never>]) {
+    mutating func creditChanged() -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
         let available = self.available
         guard available > 0 else { return (nil, []) }
         let senders = roomWaiters.map(\.continuation)
@@ -181,7 +136,9 @@ struct BroadcastStateMachine<Element, Failure: Error> {
 
     /// A waiting subscriber's stream reported `count` more room.
     @inlinable
-    mutating func subscriberDemand(_ id: UInt64, _ count: Int) -> (demand: (DemandHandler, Int)?, senders: [UnsafeContinuation<Void, Never>]) {
+    mutating func subscriberDemand(
+        _ id: UInt64, _ count: Int
+    ) -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
         guard case .open = phase, let index = credits.firstIndex(where: { $0.id == id }) else { return (nil, []) }
         let credit = credits[index].credit
         credits[index].credit = credit > Int.max - count ? Int.max : credit + count
@@ -203,46 +160,53 @@ struct BroadcastStateMachine<Element, Failure: Error> {
 
     @usableFromInline
     struct FinishAction {
-        @usableFromInline var job: Job?
-        @usableFromInline var waiters: [UnsafeContinuation<Void, Never>]
-        @usableFromInline var senders: [UnsafeContinuation<Void, Never>]
-        @usableFromInline var released: (DemandHandler?, [UInt64: Sink])
+        /// Finish each of these now, in this critical section; release them after the lock.
+        @usableFromInline var subscribers: [(id: UInt64, sink: Sink)]
+        @usableFromInline var waiters: [Continuation]
+        @usableFromInline var senders: [Continuation]
+        /// Released after the lock.
+        @usableFromInline var demandHandler: DemandHandler?
 
         @inlinable
-        init(job: Job?, waiters: [UnsafeContinuation<Void, Never>], senders: [UnsafeContinuation<Void, Never>], released: (DemandHandler?, [UInt64: Sink])) {
-            self.job = job
+        init(
+            subscribers: [(id: UInt64, sink: Sink)], waiters: [Continuation], senders: [Continuation],
+            demandHandler: DemandHandler?
+        ) {
+            self.subscribers = subscribers
             self.waiters = waiters
             self.senders = senders
-            self.released = released
+            self.demandHandler = demandHandler
         }
     }
 
-    /// Returns what to do outside the lock, or nil if already finished.
+    /// Returns what to do, or nil if already finished.
     @inlinable
     mutating func finish(_ failure: Failure?) -> FinishAction? {
         guard case .open = phase else { return nil }
         phase = .finished(failure)
-        let job = schedule(.finish(failure, sinks))
-        let released = (demandHandler, subscribers)
-        demandHandler = nil
-        subscribers = [:]
-        order = []
-        sinks = []
-        credits = []
         defer {
+            subscribers = []
+            credits = []
+            demandHandler = nil
             waiters = []
             roomWaiters = []
         }
-        return FinishAction(job: job, waiters: waiters.map(\.continuation), senders: roomWaiters.map(\.continuation), released: released)
+        return FinishAction(
+            subscribers: subscribers,
+            waiters: waiters.map(\.continuation),
+            senders: roomWaiters.map(\.continuation),
+            demandHandler: demandHandler
+        )
     }
 
     // MARK: - Subscribe
 
     @usableFromInline
     enum SubscribeAction {
-        /// Subscribed as `id`: deliver `job` (the replay) if given, resume `waiters`.
-        case subscribed(id: UInt64, job: Job?, waiters: [UnsafeContinuation<Void, Never>])
-        /// Finished: yield `replay`, then finish the sink with the failure.
+        /// Subscribed as `id`: yield `replay` to the new sink now, in this critical section
+        /// (before any later send can reach it); resume `waiters` after the lock.
+        case subscribed(id: UInt64, replay: [Element], waiters: [Continuation])
+        /// Finished: yield `replay` to the sink, then finish it with the failure.
         case finished(replay: [Element], Failure?)
     }
 
@@ -251,19 +215,16 @@ struct BroadcastStateMachine<Element, Failure: Error> {
         switch phase {
         case .open:
             nextID &+= 1
-            subscribers[nextID] = sink
-            order.append(nextID)
-            rebuildSinks()
+            subscribers.append((nextID, sink))
             // No credit until its stream reports the room it has (when the builder registers).
             if waiting { credits.append((nextID, 0)) }
-            var ready: [UnsafeContinuation<Void, Never>] = []
+            var ready: [Continuation] = []
             waiters.removeAll { waiter in
                 guard subscribers.count >= waiter.count else { return false }
                 ready.append(waiter.continuation)
                 return true
             }
-            let job = replay.isEmpty ? nil : schedule(.replay(replay, sink))
-            return .subscribed(id: nextID, job: job, waiters: ready)
+            return .subscribed(id: nextID, replay: replay, waiters: ready)
         case .finished(let failure):
             return .finished(replay: replay, failure)
         }
@@ -271,12 +232,13 @@ struct BroadcastStateMachine<Element, Failure: Error> {
 
     @usableFromInline
     struct UnsubscribeAction {
+        /// Released after the lock.
         @usableFromInline var removed: Sink?
         @usableFromInline var demand: (DemandHandler, Int)?
-        @usableFromInline var senders: [UnsafeContinuation<Void, Never>]
+        @usableFromInline var senders: [Continuation]
 
         @inlinable
-        init(removed: Sink?, demand: (DemandHandler, Int)?, senders: [UnsafeContinuation<Void, Never>]) {
+        init(removed: Sink?, demand: (DemandHandler, Int)?, senders: [Continuation]) {
             self.removed = removed
             self.demand = demand
             self.senders = senders
@@ -286,10 +248,13 @@ struct BroadcastStateMachine<Element, Failure: Error> {
     /// The subscriber's stream ended: it no longer holds the producer back.
     @inlinable
     mutating func unsubscribe(_ id: UInt64) -> UnsubscribeAction {
-        guard let sink = subscribers.removeValue(forKey: id) else { return UnsubscribeAction(removed: nil, demand: nil, senders: []) }
-        order.removeAll { $0 == id }
-        rebuildSinks()
-        guard let index = credits.firstIndex(where: { $0.id == id }) else { return UnsubscribeAction(removed: sink, demand: nil, senders: []) }
+        guard let position = subscribers.firstIndex(where: { $0.id == id }) else {
+            return UnsubscribeAction(removed: nil, demand: nil, senders: [])
+        }
+        let sink = subscribers.remove(at: position).sink
+        guard let index = credits.firstIndex(where: { $0.id == id }) else {
+            return UnsubscribeAction(removed: sink, demand: nil, senders: [])
+        }
         credits.remove(at: index)
         let (demand, senders) = creditChanged()
         return UnsubscribeAction(removed: sink, demand: demand, senders: senders)
@@ -299,14 +264,14 @@ struct BroadcastStateMachine<Element, Failure: Error> {
 
     /// Returns false if `count` subscribers are already there (or the broadcast finished): don't wait.
     @inlinable
-    mutating func wait(id: UInt64, count: Int, _ continuation: UnsafeContinuation<Void, Never>) -> Bool {
+    mutating func wait(id: UInt64, count: Int, _ continuation: Continuation) -> Bool {
         guard case .open = phase, subscribers.count < count else { return false }
         waiters.append((id, count, continuation))
         return true
     }
 
     @inlinable
-    mutating func cancelWait(id: UInt64) -> UnsafeContinuation<Void, Never>? {
+    mutating func cancelWait(id: UInt64) -> Continuation? {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
         return waiters.remove(at: index).continuation
     }

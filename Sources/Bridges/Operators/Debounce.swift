@@ -53,12 +53,20 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             let timer = Task {
                                 var sleptUntil: C.Instant?
                                 while true {
-                                    switch state.withLock({ $0.timerTick(sleptUntil: sleptUntil) }) {
+                                    var outbox = Outbox<Element, Failure>()
+                                    let action = state.withLock { machine in
+                                        let action = machine.timerTick(sleptUntil: sleptUntil)
+                                        if case .fired(true) = action { machine.emissions.decide(into: sink, &outbox) }
+                                        return action
+                                    }
+                                    switch action {
                                     case .sleep(let deadline):
-                                        do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch { return }
+                                        do { try await clock.sleep(until: deadline, tolerance: tolerance) } catch {
+                                            return
+                                        }
                                         sleptUntil = deadline
-                                    case .fired(let mustDeliver):
-                                        if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                                    case .fired:
+                                        outbox.perform()
                                         return
                                     case .stop:
                                         return
@@ -71,9 +79,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 } catch {
                     failure = (error as! Failure)  // the loop rethrows only the upstream's own error
                 }
-                let (mustDeliver, timer) = state.withLock { $0.upstreamEnded(failure) }
+                var outbox = Outbox<Element, Failure>()
+                let timer = state.withLock { machine in
+                    let (mustDeliver, timer) = machine.upstreamEnded(failure)
+                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    return timer
+                }
                 timer?.cancel()
-                if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                outbox.perform()
             }
             return Cancellation {
                 upstream.cancel()

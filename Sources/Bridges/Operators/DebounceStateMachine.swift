@@ -1,6 +1,7 @@
 /// The decisions of one iteration of `debounce(for:tolerance:clock:)`: which element is pending,
-/// until when, and whether the timer task runs. Pure state under the operator's lock; the caller
-/// starts or cancels the timer and delivers after releasing it.
+/// until when, and whether the timer task runs. Pure state under the operator's lock; what it emits
+/// is decided into the stream in the same critical section; the caller starts or cancels the
+/// timer and acts on the stream's decisions after releasing the lock.
 ///
 /// One timer task per burst, not per element: an element arriving while the timer sleeps only
 /// moves the deadline; the timer, on waking, sleeps again until the new deadline, or emits.
@@ -14,7 +15,8 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     private var timer: Task<Void, Never>?
     /// The consumer went away (teardown ran).
     private var terminated = false
-    @usableFromInline var outbox = Outbox<Element, Failure>()
+    /// What the current event decided to emit; moved into the stream before the lock is released.
+    @usableFromInline var emissions = Emissions<Element, Failure>()
 
     @usableFromInline init() {}
 
@@ -31,7 +33,7 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     /// An upstream element arrived, to be emitted at `deadline` unless a newer one comes first.
     @usableFromInline
     mutating func elementArrived(_ element: Element, deadline: Instant) -> ArrivalAction {
-        guard !terminated, !outbox.isClosed else { return .stop }
+        guard !terminated, !emissions.isClosed else { return .stop }
         pending = (element, deadline)
         if timerRunning { return .none }
         timerRunning = true
@@ -41,7 +43,7 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     /// The timer task was created. Returns it if it must be cancelled at once.
     @usableFromInline
     mutating func attach(_ task: Task<Void, Never>) -> Task<Void, Never>? {
-        if terminated || outbox.isClosed { return task }
+        if terminated || emissions.isClosed { return task }
         if timerRunning { timer = task }
         return nil
     }
@@ -50,7 +52,7 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     enum TimerAction {
         /// Sleep until this deadline (at start, or again: a newer element moved it).
         case sleep(until: Instant)
-        /// The pending element was posted; deliver if `mustDeliver`, then the timer ends.
+        /// The pending element was posted (if `mustDeliver`), then the timer ends.
         case fired(mustDeliver: Bool)
         /// Nothing to do any more: the timer ends.
         case stop
@@ -68,7 +70,7 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
             pending = nil
             timerRunning = false
             timer = nil
-            return .fired(mustDeliver: outbox.post(.element(element)))
+            return .fired(mustDeliver: emissions.post(.element(element)))
         }
         return .sleep(until: deadline)
     }
@@ -81,11 +83,11 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
         guard !terminated else { return (false, nil) }
         var mustDeliver = false
         if failure == nil, let (element, _) = pending {
-            mustDeliver = outbox.post(.element(element))
+            mustDeliver = emissions.post(.element(element))
         }
         pending = nil
         timerRunning = false
-        mustDeliver = outbox.post(.finish(failure)) || mustDeliver
+        mustDeliver = emissions.post(.finish(failure)) || mustDeliver
         defer { timer = nil }
         return (mustDeliver, timer)
     }

@@ -16,8 +16,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///
     /// - Cancel-previous, exactly once: when an element arrives, the task running the previous
     ///   element's transform is cancelled, and its result is discarded even if the transform ignores
-    ///   cancellation; no result is emitted after a newer element has arrived (a result decided
-    ///   but not yet handed to the stream's buffer is dropped too; one already buffered stays).
+    ///   cancellation; no result is emitted after a newer element has arrived (a result already
+    ///   in the stream's buffer stays: it was emitted before the newer element arrived).
     /// - The upstream is iterated eagerly in a task of its own (it must be, to see the next element
     ///   while a transform runs); each transform runs in a new task, off the caller's actor.
     /// - Ends when the upstream has finished and the last transform has emitted; an upstream
@@ -54,7 +54,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     }
 
     /// The one implementation of `mapLatest`: an upstream loop and one task per transform, on a
-    /// `CallbackStream`; decisions under one lock (`MapLatestStateMachine`), delivery outside it.
+    /// `CallbackStream`; decisions under one lock (`MapLatestStateMachine`), decided into the stream in the same
+    /// critical section, acted on (consumer resumed, teardown run) outside it.
     /// The transform returns a `Result` rather than throwing a typed error: a typed-throws function
     /// type needs the macOS 15 / iOS 18 runtime, and this runs back to macOS 10.15 / iOS 13.
     @usableFromInline
@@ -76,18 +77,27 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         let task = Task {
                             guard state.withLock({ $0.mayStart(generation: generation) }) else { return }
                             let result = await transform(element)
-                            if state.withLock({ $0.transformFinished(generation: generation, result) }) {
-                                _deliver(state, to: sink) { $0.outbox.take() }
+                            var outbox = Outbox<Output, F>()
+                            state.withLock { machine in
+                                if machine.transformFinished(generation: generation, result) {
+                                    machine.emissions.decide(into: sink, &outbox)
+                                }
                             }
+                            outbox.perform()
                         }
                         state.withLock { $0.attach(task, generation: generation) }?.cancel()
                     }
                 } catch {
                     failure = mapFailure(error as! Failure)  // the loop rethrows only the upstream's own error
                 }
-                let (mustDeliver, cancel) = state.withLock { $0.upstreamEnded(failure) }
+                var outbox = Outbox<Output, F>()
+                let cancel = state.withLock { machine in
+                    let (mustDeliver, cancel) = machine.upstreamEnded(failure)
+                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    return cancel
+                }
                 cancel?.cancel()
-                if mustDeliver { _deliver(state, to: sink) { $0.outbox.take() } }
+                outbox.perform()
             }
             return Cancellation {
                 upstream.cancel()

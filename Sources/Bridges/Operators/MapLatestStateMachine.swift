@@ -1,6 +1,7 @@
 /// The decisions of one iteration of `_mapLatest`: which transform is current, whether its
 /// result may still be emitted, and when the stream ends. Pure state under the operator's lock;
-/// the caller acts (cancels tasks, delivers) after releasing it.
+/// what it emits is decided into the stream in the same critical section; the caller cancels tasks
+/// and acts on the stream's decisions after releasing the lock.
 @usableFromInline
 struct MapLatestStateMachine<Output, Failure: Error> {
     /// Bumped for every upstream element; a transform may emit only while its generation is current.
@@ -12,7 +13,8 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     private var upstreamFinished = false
     /// The consumer went away (teardown ran): nothing more is started or emitted.
     private var terminated = false
-    @usableFromInline var outbox = Outbox<Output, Failure>()
+    /// What the current event decided to emit; moved into the stream before the lock is released.
+    @usableFromInline var emissions = Emissions<Output, Failure>()
 
     @usableFromInline init() {}
 
@@ -20,12 +22,11 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// cancel, or `nil` if the stream is over (the upstream loop stops).
     @usableFromInline
     mutating func elementArrived() -> (generation: Int, superseded: Task<Void, Never>?)? {
-        guard !terminated, !outbox.isClosed else { return nil }
+        guard !terminated, !emissions.isClosed else { return nil }
         generation += 1
         transformRunning = true
         let superseded = current
         current = nil
-        outbox.discardUndeliveredElements()  // results of older elements are stale from now on
         return (generation, superseded)
     }
 
@@ -33,7 +34,7 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// once (the stream ended meanwhile).
     @usableFromInline
     mutating func attach(_ task: Task<Void, Never>, generation: Int) -> Task<Void, Never>? {
-        if terminated || outbox.isClosed { return task }
+        if terminated || emissions.isClosed { return task }
         if generation == self.generation, transformRunning { current = task }
         return nil
     }
@@ -43,10 +44,10 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// task would only be cancelled once the transform had started).
     @usableFromInline
     func mayStart(generation: Int) -> Bool {
-        !terminated && !outbox.isClosed && generation == self.generation && transformRunning
+        !terminated && !emissions.isClosed && generation == self.generation && transformRunning
     }
 
-    /// The transform for `generation` returned. Returns whether the caller must deliver.
+    /// The transform for `generation` returned. Returns whether it posted something to emit.
     @usableFromInline
     mutating func transformFinished(generation: Int, _ result: Result<Output, Failure>) -> Bool {
         guard generation == self.generation, transformRunning, !terminated else { return false }  // superseded
@@ -54,11 +55,11 @@ struct MapLatestStateMachine<Output, Failure: Error> {
         current = nil
         switch result {
         case .success(let output):
-            let mustDeliver = outbox.post(.element(output))
+            let mustDeliver = emissions.post(.element(output))
             guard upstreamFinished else { return mustDeliver }
-            return outbox.post(.finish(nil)) || mustDeliver
+            return emissions.post(.finish(nil)) || mustDeliver
         case .failure(let failure):
-            return outbox.post(.finish(failure))
+            return emissions.post(.finish(failure))
         }
     }
 
@@ -71,9 +72,9 @@ struct MapLatestStateMachine<Output, Failure: Error> {
         if let failure {
             transformRunning = false
             defer { current = nil }
-            return (outbox.post(.finish(failure)), current)
+            return (emissions.post(.finish(failure)), current)
         }
-        return (transformRunning ? false : outbox.post(.finish(nil)), nil)
+        return (transformRunning ? false : emissions.post(.finish(nil)), nil)
     }
 
     /// The stream's teardown ran. Returns the transform to cancel.

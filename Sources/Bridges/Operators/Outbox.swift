@@ -1,81 +1,116 @@
-// The operators (`mapLatest`, `debounce`) decide what to emit on several tasks at once: the
-// upstream loop, a transform or a timer. Each decides under its lock and posts the decision to an
-// outbox in the same critical section; whoever finds nobody delivering becomes the deliverer and
-// yields, outside the lock, everything posted, in order. So the downstream sees events in the order
-// they were decided (never a stale result after a newer one), and no yield happens under a lock.
+// How Broadcast and the operators (`mapLatest`, `debounce`) hand what they decided to the
+// downstream streams: no queue and no deliverer. A caller that holds its own lock (the broadcast's,
+// an operator's) decides each yield or finish into the downstream stream's state machine right
+// there, taking that stream's lock for the decision only, and collects what the stream says must
+// follow: resume its consumer, report a drop, run its teardown. It releases its own lock and then
+// performs those actions.
+//
+// So the order every downstream stream sees is the order of the caller's critical sections (one
+// order for every subscriber of a broadcast, never a stale `mapLatest` result after a newer one),
+// and each call does the work of its own decision only: a sender fans out its own element, a new
+// subscriber receives its own replay, whatever other threads keep sending.
+//
+// Lock order: the caller's lock, then a stream's. A stream never takes a caller's lock while
+// holding its own (it calls handlers, teardowns and `onDrop` after releasing it), and a sink is
+// never released under the caller's lock (its last release finishes the stream, whose teardown
+// may call back into the caller).
 
-/// What an operator has decided to send downstream, in decision order.
+/// The actions that yields and finishes decided into downstream streams must perform once every
+/// lock is released, in decision order. Filled under the caller's lock with ``decideYield(_:to:)``
+/// and ``decideFinish(_:to:)``, then ``perform()``ed after it. A yield that only buffered its
+/// element needs nothing afterwards and adds nothing.
 @usableFromInline
 struct Outbox<Element, Failure: Error> {
+    @usableFromInline typealias Storage = CallbackStreamStorage<Element, Failure>
+
+    @usableFromInline
+    enum Entry {
+        case yield(Storage, Storage.Machine.YieldAction)
+        case finish(Storage, Storage.Machine.FinishAction)
+    }
+
+    /// Most calls need one action (resume the consumer that was waiting): kept in the ring's
+    /// inline slot, without an allocation.
+    @usableFromInline var entries = StreamRing<Entry>()
+
+    @inlinable init() {}
+
+    /// Decides the yield of `element` into `sink`'s stream, under its lock only.
+    @inlinable
+    mutating func decideYield(_ element: Element, to sink: CallbackStream<Element, Failure>.Sink) {
+        let storage = sink.token.storage
+        let action = storage.state.withLock { machine -> Storage.Machine.YieldAction in
+            if machine.yieldOnlyBuffers {
+                machine.buffer.append(
+                    element, initialCapacity: Storage.Machine.initialBufferCapacity, maximumCapacity: .max)
+                return .answer(.enqueued)
+            }
+            return machine.yield(element)
+        }
+        if case .answer = action { return }
+        entries.append(.yield(storage, action), initialCapacity: 2, maximumCapacity: .max)
+    }
+
+    /// Decides the end of `sink`'s stream (`nil`: finished normally), under its lock only.
+    @inlinable
+    mutating func decideFinish(_ failure: Failure?, to sink: CallbackStream<Element, Failure>.Sink) {
+        let storage = sink.token.storage
+        let action = storage.state.withLock { $0.finish(failure) }
+        if case .none = action { return }
+        entries.append(.finish(storage, action), initialCapacity: 2, maximumCapacity: .max)
+    }
+
+    /// Performs the collected actions, in order, and empties the outbox. Call with no lock held.
+    @inlinable
+    mutating func perform() {
+        while let entry = entries.popFirst() {
+            switch entry {
+            case .yield(let storage, let action):
+                _ = storage.act(action)
+            case .finish(let storage, let action):
+                storage.act(action)
+            }
+        }
+    }
+}
+
+/// What an operator's state machine decided to emit downstream, in decision order: posted under
+/// the operator's lock and, in the same critical section, decided into the stream with
+/// ``decide(into:)``.
+@usableFromInline
+struct Emissions<Element, Failure: Error> {
     @usableFromInline
     enum Event {
         case element(Element)
         case finish(Failure?)
     }
 
-    private var events: [Event] = []
-    private var head = 0
-    /// Someone is delivering: a new post is picked up by that deliverer.
-    private var isDelivering = false
+    @usableFromInline var events = StreamRing<Event>()
     /// A finish was posted: later posts are discarded.
-    private(set) var isClosed = false
+    @usableFromInline private(set) var isClosed = false
 
     @usableFromInline init() {}
 
-    /// Queues `event`. Returns `true` when the caller must deliver (call `take()` until it
-    /// returns `nil`, outside the lock); `false` when another deliverer will pick it up, or when
-    /// the outbox is already closed (then the event is discarded).
+    /// Queues `event` for this critical section. Returns `false` when a finish was posted before
+    /// (the event is discarded).
     @usableFromInline
+    @discardableResult
     mutating func post(_ event: Event) -> Bool {
         guard !isClosed else { return false }
         if case .finish = event { isClosed = true }
-        events.append(event)
-        guard !isDelivering else { return false }
-        isDelivering = true
+        events.append(event, initialCapacity: 2, maximumCapacity: .max)
         return true
     }
 
-    /// The next event for the deliverer, or `nil` (and delivery stops) when none is left.
+    /// Moves every posted event into `sink`'s stream (call under the operator's lock), adding to
+    /// `outbox` what to perform after it is released.
     @usableFromInline
-    mutating func take() -> Event? {
-        guard head < events.count else {
-            events.removeAll(keepingCapacity: true)
-            head = 0
-            isDelivering = false
-            return nil
-        }
-        defer { head += 1 }
-        return events[head]
-    }
-
-    /// Drops the elements posted but not delivered yet (they became stale); a finish stays.
-    @usableFromInline
-    mutating func discardUndeliveredElements() {
-        guard head < events.count else { return }
-        let kept = events[head...].filter { if case .finish = $0 { true } else { false } }
-        events.removeAll(keepingCapacity: true)
-        head = 0
-        events.append(contentsOf: kept)
-    }
-}
-
-extension Outbox.Event: Sendable where Element: Sendable {}
-
-/// Delivers what `take` hands out to `sink`, outside any lock, until nothing is left.
-@usableFromInline
-func _deliver<State, Element: Sendable, Failure>(
-    _ state: LockedState<State>,
-    to sink: CallbackStream<Element, Failure>.Sink,
-    take: (inout State) -> Outbox<Element, Failure>.Event?
-) {
-    while let event = state.withLock(take) {
-        switch event {
-        case .element(let element):
-            sink.yield(element)
-        case .finish(nil):
-            sink.finish()
-        case .finish(let failure?):
-            sink.finish(throwing: failure)
+    mutating func decide(into sink: CallbackStream<Element, Failure>.Sink, _ outbox: inout Outbox<Element, Failure>) {
+        while let event = events.popFirst() {
+            switch event {
+            case .element(let element): outbox.decideYield(element, to: sink)
+            case .finish(let failure): outbox.decideFinish(failure, to: sink)
+            }
         }
     }
 }

@@ -9,7 +9,7 @@
 ///
 /// A value type stored inline in the state machine and mutated only under the stream's lock (no
 /// copy-on-write: it is never copied while in use): growing replaces the ring's reference.
-/// Broadcast's job queue uses it too.
+/// Broadcast and the operators collect their decided stream actions in it too (`Outbox`).
 @usableFromInline
 struct StreamRing<Element> {
     // The reference first: the slot's tail padding (7 bytes for an `Int?`) is then at the end,
