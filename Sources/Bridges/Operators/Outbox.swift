@@ -66,9 +66,9 @@ struct Outbox<Element, Failure: Error> {
         while let entry = entries.popFirst() {
             switch entry {
             case .yield(let storage, let action):
-                _ = storage.act(action)
+                _ = storage.act(action, fileID: #fileID, line: #line)
             case .finish(let storage, let action):
-                storage.act(action)
+                storage.act(action, fileID: #fileID, line: #line)
             }
         }
     }
