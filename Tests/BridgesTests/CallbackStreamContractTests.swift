@@ -32,6 +32,7 @@ struct CallbackStreamContractTests {
             #expect(await iterator.next() == 1, "the earlier send is delivered first, whatever the cancellation order")
             #expect(await first.value == .enqueued)
             #expect(await iterator.next() == 2)
+            box.sink.finish()  // a producer that is done says so
             box.clear()
         }
     }
@@ -246,6 +247,7 @@ struct CallbackStreamContractTests {
         // Takes 3 and 4 make room for one each.
         #expect(demandAfterEachTake == [[2], [2], [2, 1], [2, 1, 1]])
         #expect(demand.values.reduce(0, +) - 4 <= 2, "outstanding demand never above capacity")
+        box.sink.finish()  // a producer that is done says so
         box.clear()
     }
 
@@ -269,6 +271,7 @@ struct CallbackStreamContractTests {
         #expect(demandAfterEachTake == [[4], [4], [4, 3], [4, 3, 1]], "nothing until the depth is down to low (1), then the room")
         #expect(BufferingPolicy.watermark(low: 1, high: 4).description == ".watermark(low: 1, high: 4)")
         #expect(BufferingPolicy.watermark(low: 1, high: 4).isWaiting)
+        box.sink.finish()  // a producer that is done says so
         box.clear()
     }
 

@@ -1,4 +1,5 @@
 @testable import Bridges
+import BridgesTesting
 import Dispatch
 import Testing
 
@@ -28,14 +29,18 @@ struct CallbackStreamReviewTests {
     func demandHandlerCapturingSink_isReleasedWhenConsumerBreaks(_ policy: BufferingPolicy) async {
         let weak = Weak<Canary>()
         let tornDown = Counter()
-        let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
-            let canary = Canary()
-            weak.object = canary
-            sink.onDemand { _ in _ = sink; _ = canary }  // a pull source yields through the sink
-            sink.yield(1)
-            return Cancellation { tornDown.increment() }
+        // Only the waiting policies keep a demand handler: under the others the builder's return
+        // releases the last copy of the sink, unfinished, which is reported.
+        await expectDiagnostics(policy.isWaiting ? [] : [.sinkDropped]) {
+            let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
+                let canary = Canary()
+                weak.object = canary
+                sink.onDemand { _ in _ = sink; _ = canary }  // a pull source yields through the sink
+                sink.yield(1)
+                return Cancellation { tornDown.increment() }
+            }
+            for await _ in stream { break }
         }
-        for await _ in stream { break }
         #expect(tornDown.value == 1)
         #expect(weak.object == nil, "the demand handler and the sink it captured outlive the stream (\(policy))")
     }

@@ -99,7 +99,8 @@ struct CallbackStreamTeardownTests {
 
     @Test func iteratorDropped_tearsDownOnce() async {
         let probe = StreamProbe()
-        let stream = CallbackStream<Int, Never>.probed(probe) { sink in sink.yield(1) }
+        let box = SinkBox<Int, Never>()  // the producer keeps its sink, as a delegate does
+        let stream = CallbackStream<Int, Never>.probed(probe, box: box) { sink in sink.yield(1) }
         do {
             var iterator = stream.makeAsyncIterator()
             #expect(await iterator.next() == 1)
@@ -107,6 +108,7 @@ struct CallbackStreamTeardownTests {
         await probe.tornDown.wait()
         await probe.proxyReleased.wait()
         #expect(probe.teardowns.value == 1)
+        box.clear()
     }
 
     @Test func iteratorDroppedBeforeNext_neverRunsBuilderOrTeardown() async {

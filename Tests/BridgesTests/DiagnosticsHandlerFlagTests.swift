@@ -52,7 +52,7 @@ struct DiagnosticsHandlerFlagTests {
         await #expect(processExitsWith: .success) {
             let reports = Collected<BridgeDiagnostic.Kind>()
             let go = Signal()
-            let task = await Diagnostics.withHandler({ reports.append($0.kind) }) {
+            let task = Diagnostics.withHandler({ reports.append($0.kind) }) {
                 Task {
                     await go.wait()
                     return CallSite(fileID: "Later.swift", line: 4)

@@ -7,7 +7,7 @@ import FoundationXML
 import Testing
 
 /// The XMLParserDelegate bridged with DelegateProxy: start tags as a stream.
-final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {  // state: the sink and a Sendable signal
+final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {  // state: the sink, a Sendable signal, and `ended`, touched only by the parser's delegate calls on the thread running parse()
     let released: Signal
     init(_ sink: CallbackStream<String, any Error>.Sink, released: Signal) {
         self.released = released
@@ -21,8 +21,18 @@ final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @
     ) {
         if case .terminated = sink.yield(elementName) { parser.abortParsing() }
     }
-    func parserDidEndDocument(_ parser: XMLParser) { sink.finish() }
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) { sink.finish(throwing: parseError) }
+    /// XMLParser may report an error after `abortParsing()` and still end the document: finish once.
+    private var ended = false
+    func parserDidEndDocument(_ parser: XMLParser) {
+        guard !ended else { return }
+        ended = true
+        sink.finish()
+    }
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        guard !ended else { return }
+        ended = true
+        sink.finish(throwing: parseError)
+    }
 }
 
 func startTags(of xml: String, buffering: BufferingPolicy = .unbounded, released: Signal, teardowns: Counter) -> CallbackStream<String, any Error> {

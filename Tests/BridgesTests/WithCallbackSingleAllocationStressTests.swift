@@ -115,12 +115,12 @@ struct WithCallbackSingleAllocationStressTests {
     /// build configuration.
     @Test func bodyThrowingAfterDroppingDone_throwsItsOwnError_andReportsNothing() async throws {
         let diagnostics = Collected<BridgeDiagnostic>()
-        try await Diagnostics.withHandler({ diagnostics.append($0) }) {
+        await Diagnostics.withHandler({ diagnostics.append($0) }) {
             for code in 0..<100 {
                 await #expect(throws: TestError(code: code)) {
                     try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
                         _ = done
-                        throw TestError(code: code)
+                        try failWith(TestError(code: code))
                     }
                 }
             }
@@ -135,7 +135,7 @@ struct WithCallbackSingleAllocationStressTests {
     @Test func handlerNeverKept_throwsCallbackDropped_andReleasesTheTokenWithoutRunningIt() async throws {
         let diagnostics = Collected<BridgeDiagnostic>()
         let tokenRuns = Collected<Void>()
-        try await Diagnostics.withHandler({ diagnostics.append($0) }) {
+        await Diagnostics.withHandler({ diagnostics.append($0) }) {
             for _ in 0..<1_000 {
                 let tokenReleased = Signal()
                 await #expect(throws: BridgeError.callbackDropped) {
@@ -162,7 +162,7 @@ struct WithCallbackSingleAllocationStressTests {
         try await Diagnostics.withHandler({ diagnostics.append($0) }) {
             for iteration in 0..<Self.iterations {
                 let tokenReleased = Signal()
-                let value = try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(try! result.get()) }) { done in
+                let value = try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(result.get()) }) { done in
                     DispatchQueue.global().async { done(.success(iteration)) }
                     let tokenCanary = Canary(released: tokenReleased)
                     return Cancellation { _ = tokenCanary; tokenRuns.append(()) }
@@ -185,7 +185,7 @@ struct WithCallbackSingleAllocationStressTests {
         let tokenRuns = Collected<Void>()
         let late = Collected<Int>()
         let task = Task {
-            try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(try! result.get()) }) { done in
+            try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(result.get()) }) { done in
                 withUnsafeCurrentTask { $0?.cancel() }
                 done(.success(7))
                 return Cancellation { tokenRuns.append(()) }
@@ -195,4 +195,10 @@ struct WithCallbackSingleAllocationStressTests {
         #expect(tokenRuns.count == 0)
         #expect(late.count == 0)
     }
+}
+
+/// Throws `error`: a body that always throws, written so that the compiler does not flag the
+/// result builder's code after it as unreachable.
+private func failWith(_ error: some Error) throws {
+    throw error
 }

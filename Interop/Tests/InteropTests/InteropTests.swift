@@ -182,8 +182,22 @@ func bridgesDebounceOnPointFreeTestClock() async throws {
         continuation.finish()
         await consumer.value
     }
-    // Bridges' own TestClock, named with its module beside Point-Free's.
-    let bridgesClock = BridgesTesting.TestClock()
-    let timeout = BridgeTimeout.after(.seconds(5), on: bridgesClock)
-    _ = timeout
+    try await bothClocksByModule()
+}
+
+/// With both BridgesTesting and swift-clocks imported, each clock is named with its module; every
+/// Bridges API that takes a clock takes either.
+func bothClocksByModule() async throws {
+    let api = FakeCompletionAPI<Int, String>()
+    // snippet:begin qualifiedClocks.after
+    let bridgesClock = BridgesTesting.TestClock()       // settles withSerialTasks scopes as it advances
+    let pointFreeClock = Clocks.TestClock()             // swift-clocks' TestClock<Duration>
+    let immediate = BridgesTesting.ImmediateClock()     // beside Clocks.ImmediateClock()
+    let call = Task {
+        try await withCallback(timeout: .after(.seconds(5), on: pointFreeClock)) { done in api.call(42, completion: done) }
+    }
+    // snippet:end qualifiedClocks.after
+    try await api.nextInvocation().complete(with: "Ada")
+    #expect(try await call.value == "Ada")
+    _ = (bridgesClock, immediate)
 }
