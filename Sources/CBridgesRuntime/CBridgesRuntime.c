@@ -1,7 +1,7 @@
 // The storage of CBridgesRuntime.h's diagnostics flag, and its four-byte lock for Linux: a
 // futex-based mutex in the classic three-state form (Drepper, "Futexes Are Tricky", mutex #3),
-// with the bounded spin of Rust's std::sync::Mutex before sleeping. The cancellation check and
-// the flag's accessors are in the header (static inline).
+// with the bounded spin of Rust's std::sync::Mutex before sleeping. The flag's accessors are in
+// the header (static inline).
 #include "CBridgesRuntime.h"
 
 bool _bridges_diagnosticsHandlerInstalled = false;

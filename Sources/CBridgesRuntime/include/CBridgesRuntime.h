@@ -1,35 +1,11 @@
-// What Bridges needs below the Swift standard library: a cheap cancellation check, a process-wide
-// flag read without a lock, and (on Linux) a four-byte lock.
-//
-// 1. The Swift concurrency runtime's own "is the current task cancelled?", without the retain and
-// release of the current task that `Task.isCancelled` pays on every call (≈ 98 instructions
-// against ≈ 30 here). `CallbackStream`'s `next()` asks it for every element.
-//
-// `swift_task_getCurrent` and `swift_task_isCancelled` are exported entry points of the
-// concurrency runtime (libswift_Concurrency), part of its stable ABI on Apple platforms, and what
-// `Task.isCancelled` itself calls. They use the Swift calling convention. The current task cannot
-// be destroyed while it runs, so its pointer is used here without a retain.
+// What Bridges needs below Swift: a process-wide flag read without a lock, and (on Linux) a
+// four-byte lock. Nothing here calls into the Swift runtime.
 #ifndef C_BRIDGES_RUNTIME_H
 #define C_BRIDGES_RUNTIME_H
 
 #include <stdbool.h>
 
-// Declared on the platforms Bridges' Swift code uses it on (`RuntimeCancellation.swift`).
-#if defined(__APPLE__) || defined(__linux__)
-
-// `swift_private`: Swift code that imports this module (Bridges' clients do, through its
-// inlinable code) sees these only under a `__` prefix, not as the runtime's own names.
-extern void *_Nullable swift_task_getCurrent(void) __attribute__((swiftcall, swift_private));
-extern bool swift_task_isCancelled(void *_Nonnull task) __attribute__((swiftcall, swift_private));
-
-/// Whether the calling code runs in a task that is cancelled; false outside any task.
-static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelled(void) {
-    void *_Nullable task = swift_task_getCurrent();
-    return task != (void *)0 && swift_task_isCancelled(task);
-}
-#endif
-
-// 2. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
+// 1. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
 // Until one is, no task can have a task-local handler bound, so a bridge skips reading the
 // task-local (≈ 160 instructions per bridge). Set before the first binding and never cleared: a
 // task that sees a bound handler was created after the store, which task creation orders before
@@ -44,7 +20,7 @@ static inline __attribute__((always_inline)) void _bridges_noteDiagnosticsHandle
     __atomic_store_n(&_bridges_diagnosticsHandlerInstalled, true, __ATOMIC_RELEASE);
 }
 
-// 3. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
+// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
 // `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
 // every stream, subscription and single-shot bridge holds one or shares one. Functions in
 // CBridgesRuntime.c, so that a ThreadSanitizer build compiles their mutex annotations: TSan then
