@@ -26,7 +26,7 @@ import Bridges
 /// subscription runs `operation` in its own task, started once the subscriber requests demand,
 /// and `cancel()` cancels that task. The subscriber receives the value and `.finished`, or
 /// `.failure`, from that task. Wrap it in `.share()` if one run should serve many subscribers.
-public struct AsyncFuture<Output, Failure: Error>: Publisher, Sendable {
+public struct AsyncFuture<Output: Sendable, Failure: Error>: Publisher, Sendable {
     private let publisher: AsyncSequencePublisher<OperationSequence<Output, Failure>, Failure>
 
     /// A publisher that runs `operation` for each subscriber and sends its result.
