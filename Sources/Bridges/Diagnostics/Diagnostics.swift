@@ -97,7 +97,7 @@ public enum Diagnostics {
         init(_ handler: @escaping Handler) { self.handler = handler }
     }
 
-    private static let global = LockedState<HandlerBox>.create(HandlerBox(Diagnostics.printToStandardError))
+    private static let global = LockedState<HandlerBox>(HandlerBox(Diagnostics.printToStandardError))
 
     @usableFromInline @TaskLocal static var taskHandler: Handler?
 

@@ -95,7 +95,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
         var exited = false
     }
 
-    private let state = LockedState<State>.create(State())
+    private let state = LockedState<State>(State())
     private let exit = DispatchSemaphore(value: 0)
     /// Keeps the handle (and so its descriptor) open while the thread reads; the thread lets go
     /// of it before it signals its exit, so the handle is released when the loop ends.
@@ -107,7 +107,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
     private let decode: @Sendable (Data?) -> [Element]
 
     private init(handle: UncheckedBox<FileHandle>, wake: (Int32, Int32), site: CallSite, decode: @escaping @Sendable (Data?) -> [Element]) {
-        self.handle = .create(handle)
+        self.handle = LockedState(handle)
         self.descriptor = handle.value.fileDescriptor
         (self.wakeRead, self.wakeWrite) = wake
         self.site = site
@@ -344,7 +344,7 @@ private let _fionread = UInt(FIONREAD)
 
 /// The file descriptors a loop is reading now: a second loop on one of them is refused.
 package enum _ReadingDescriptors {
-    private static let reading = LockedState<Set<Int32>>.create([])
+    private static let reading = LockedState<Set<Int32>>([])
 
     static func claim(_ descriptor: Int32) -> Bool { reading.withLock { $0.insert(descriptor).inserted } }
     static func release(_ descriptor: Int32) { _ = reading.withLock { $0.remove(descriptor) } }
@@ -355,7 +355,7 @@ package enum _ReadingDescriptors {
 /// Splits bytes into lines across chunk boundaries. Fed only from the reader thread; the lock
 /// makes that assumption unnecessary.
 final class LineSplitter: Sendable {
-    private let pending = LockedState<[UInt8]>.create([])
+    private let pending = LockedState<[UInt8]>([])
 
     /// Returns the complete lines in `data`; empty `data` (end of file) flushes the last line.
     func feed(_ data: Data) -> [String] {

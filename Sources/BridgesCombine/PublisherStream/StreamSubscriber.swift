@@ -123,7 +123,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     func consumerCanTake(_ count: Int) {
         guard count > 0 else { return }
         let demand: Subscribers.Demand = count == .max ? .unlimited : .max(count)
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+        let subscription = Lock.striped(for: self).withLock { () -> (any Subscription & AnyObject)? in
             switch upstream {
             case .awaiting:
                 self.demand += demand
@@ -141,7 +141,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
     @usableFromInline
     func cancelUpstream() {
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+        let subscription = Lock.striped(for: self).withLock { () -> (any Subscription & AnyObject)? in
             defer { upstream = .done }
             if case .subscribed(let subscription) = upstream { return subscription }
             return nil
@@ -154,7 +154,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     @usableFromInline
     func receive(subscription: any Subscription) {
         let reference = StreamSubscriberUpstream.reference(to: subscription)
-        let demand = _StripedLocks.withLock(for: self) { () -> Subscribers.Demand? in
+        let demand = Lock.striped(for: self).withLock { () -> Subscribers.Demand? in
             guard case .awaiting = upstream else { return nil }
             upstream = .subscribed(reference)
             // `demand` now counts what is outstanding: the pending demand about to be requested.
@@ -194,7 +194,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
 
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
-        let verdict = _StripedLocks.withLock(for: self) { () -> StreamSubscriberVerdict in
+        let verdict = Lock.striped(for: self).withLock { () -> StreamSubscriberVerdict in
             if case .awaiting = upstream {
                 // A broken publisher: nothing was requested, and nothing could be. End here,
                 // so that the consumer does not wait forever for a subscription.
@@ -231,7 +231,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         // The subscription is moved out and released here, after the lock: if this was its last
         // reference, its deinit must not run under a striped lock (it might take one itself,
         // and the stripe it picks can be this one).
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+        let subscription = Lock.striped(for: self).withLock { () -> (any Subscription & AnyObject)? in
             guard case .subscribed(let subscription) = upstream else { return nil }
             upstream = .done
             return subscription

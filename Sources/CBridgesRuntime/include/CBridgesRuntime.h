@@ -20,13 +20,9 @@ static inline __attribute__((always_inline)) void _bridges_noteDiagnosticsHandle
     __atomic_store_n(&_bridges_diagnosticsHandlerInstalled, true, __ATOMIC_RELEASE);
 }
 
-// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
-// `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
-// every stream, subscription and single-shot bridge holds one or shares one. Functions in
-// CBridgesRuntime.c, so that a ThreadSanitizer build compiles their mutex annotations: TSan then
-// models this lock as a mutex (race and lock-order reports, as for `pthread_mutex_*`) and ignores
-// the lock word's own atomics. Inlined from this header they measured no cheaper (depth.16: 169
-// Ir per element, against 164).
+// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes; glibc's
+// `pthread_mutex_t` is 40 bytes and slower), in CBridgesRuntime.c so that a ThreadSanitizer build
+// compiles its mutex annotations: TSan models it as a mutex and ignores the word's own atomics.
 #if defined(__linux__)
 #include <stdint.h>
 
@@ -41,6 +37,30 @@ uint32_t _bridges_lock_word(uint32_t *_Nonnull lock);
 void _bridges_unlock(uint32_t *_Nonnull lock);
 /// Ends a lock's life (nothing to free; tells ThreadSanitizer, in its builds).
 void _bridges_lock_destroy(uint32_t *_Nonnull lock);
+/// `_bridges_lock` and `_bridges_unlock` of a lock shared by several objects (a stripe), for the
+/// object at `sharer`: ThreadSanitizer sees a mutex of that object's own, so objects that share
+/// a stripe get no happens-before edge from it. Outside TSan builds, the same as the others.
+void _bridges_lock_shared(uint32_t *_Nonnull lock, const void *_Nonnull sharer);
+void _bridges_unlock_shared(uint32_t *_Nonnull lock, const void *_Nonnull sharer);
+#endif
+
+#if defined(__APPLE__)
+#include <os/lock.h>
+/// `os_unfair_lock_lock`/`unlock` of a lock shared by several objects, for the object at
+/// `sharer`: as on Linux, ThreadSanitizer sees a mutex of that object's own.
+void _bridges_lock_shared(os_unfair_lock *_Nonnull lock, const void *_Nonnull sharer);
+void _bridges_unlock_shared(os_unfair_lock *_Nonnull lock, const void *_Nonnull sharer);
+#endif
+
+// 3. Debug builds' checks of the lock on Linux (`os_unfair_lock` makes them itself, in every
+// build): each thread keeps the locks it holds, so that locking one it holds (a self-deadlock)
+// and unlocking one it does not hold stop with a message. Thread-local: the checks add no
+// synchronisation between threads that ThreadSanitizer would see.
+#if defined(__linux__)
+/// Notes that the calling thread is about to take `lock`; false if it already holds it.
+bool _bridges_lock_debug_acquire(const void *_Nonnull lock);
+/// Notes that the calling thread releases `lock`; false if it does not hold it.
+bool _bridges_lock_debug_release(const void *_Nonnull lock);
 #endif
 
 #endif

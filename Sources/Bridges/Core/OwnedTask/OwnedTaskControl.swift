@@ -15,7 +15,7 @@ final class OwnedTaskControl: Sendable {
 
     /// The task, and whether it was cancelled or ended: the shared owned-task core.
     @usableFromInline let core = OwnedTask()
-    private let watch = LockedState<Watch>.create(Watch())
+    private let watch = LockedState<Watch>(Watch())
     private let check: OwnerLifetimeCheck
     private let site: CallSite
     /// Tells the checks whether the owner is still alive, without keeping it alive.

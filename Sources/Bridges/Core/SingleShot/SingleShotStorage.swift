@@ -5,11 +5,12 @@ struct SingleShotHeader<Success: Sendable, Failure: Error> {
     @usableFromInline let onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?
     @usableFromInline let site: CallSite
     /// Built in the inlinable `make`, so it is specialised in the caller: a class's `deinit`
-    /// always runs unspecialised, and calling the generic storage from it cost three runtime
-    /// metadata look-ups per bridge (callgrind: 6 436 → 5 183 instructions per call). It
-    /// captures nothing (it is handed the storage), so it allocates nothing once specialised.
+    /// always runs unspecialised, and calling the generic storage from it would pay runtime
+    /// metadata look-ups per bridge. It captures nothing (it is handed the storage), so it
+    /// allocates nothing once specialised.
     @usableFromInline let released: (SingleShotStorage<Success, Failure>) -> Void
-    /// The object's striped lock, looked up once (the look-up reads a lazily initialised global).
+    /// The object's stripe (``Lock/stripe(for:)``), looked up once (the look-up reads a lazily
+    /// initialised global).
     @usableFromInline let lock: UnsafeMutablePointer<PlatformLock>
     /// Set when the frame itself noticed that the handler was released (it held the last
     /// reference, see `_bodyReturned(_:handlerReleased:)`), so the `deinit` has nothing to do.
@@ -57,7 +58,7 @@ struct SingleShotHeader<Success: Sendable, Failure: Error> {
 /// but for `releaseNoticed`, destroyed by the `deinit` and read only from the handler's paths,
 /// which cannot run after it, and by the frame while it still holds its strong reference.
 ///
-/// Every event takes the object's lock (from `_StripedLocks`: no mutex to allocate, init or
+/// Every event takes the object's lock (a stripe, ``Lock/stripe(for:)``: no mutex to allocate, init or
 /// destroy per bridge) only to run one event of the state machine, then resumes continuations,
 /// runs `Cancellation`s and calls `onLateResult` after releasing it.
 @usableFromInline
@@ -76,7 +77,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
         let buffer = create(minimumCapacity: 1) { buffer in
             SingleShotHeader(
                 onLateResult: onLateResult, site: site, released: { $0._callbackReleased() },
-                lock: _StripedLocks.lock(for: buffer)
+                lock: Lock.stripe(for: UnsafeRawPointer(Unmanaged.passUnretained(buffer).toOpaque()))
             )
         }
         // `ManagedBuffer.create` returns an instance of the class it is called on.
@@ -103,10 +104,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
         withUnsafeMutablePointers { header, machine in
-            let lock = header.pointee.lock
-            _lock(lock)
-            defer { _unlock(lock) }
-            return body(&machine.pointee)
+            Lock(stripe: header.pointee.lock, for: machine).withLock { body(&machine.pointee) }
         }
     }
 
@@ -149,11 +147,10 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     ) -> SingleShotStateMachine<Success, Failure>.BodyAction {
         guard handlerReleased else { return withLock { $0.bodyReturned(cancellation) } }
         let (action, dropped) = withUnsafeMutablePointers { header, machine in
-            let lock = header.pointee.lock
-            _lock(lock)
-            defer { _unlock(lock) }
-            header.pointee.releaseNoticed = true
-            return (machine.pointee.bodyReturned(cancellation), machine.pointee.callbackReleased())
+            Lock(stripe: header.pointee.lock, for: machine).withLock {
+                header.pointee.releaseNoticed = true
+                return (machine.pointee.bodyReturned(cancellation), machine.pointee.callbackReleased())
+            }
         }
         _perform(dropped)
         return action
@@ -212,9 +209,7 @@ struct SingleShotFrame<Success: Sendable, Failure: Error>: @unchecked Sendable {
     /// Runs one event of the state machine under the lock.
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
-        _lock(lock)
-        defer { _unlock(lock) }
-        return body(&machine.pointee)
+        Lock(stripe: lock, for: machine).withLock { body(&machine.pointee) }
     }
 
     /// The body threw: the result the legacy API gave inside the body, if any, else nil (the
