@@ -14,13 +14,12 @@ let openCombineOnLinux: Target.Dependency = .product(
     condition: .when(platforms: [.linux], traits: ["OpenCombine"])
 )
 
-/// The OS versions each group of APIs needs, defined once and named in `@available(…, *)`:
-/// `BridgesFloor` is the package's own floor (`platforms` below), `BridgesClock` the `Clock` and
-/// `Duration` APIs, `BridgesCombineValues` Combine's `Publisher.values`, `BridgesObservation` the
+/// The OS versions each group of APIs above the package's floor (`platforms` below) needs,
+/// defined once and named in `@available(…, *)`: `BridgesClock` the `Clock` and `Duration`
+/// APIs, `BridgesCombineValues` Combine's `Publisher.values`, `BridgesObservation` the
 /// Observation framework, `BridgesTypedSequence` `AsyncSequence.Failure` (typed-throws
 /// sequences). On Linux availability is not checked.
 let availability: [SwiftSetting] = [
-    "BridgesFloor:macOS 10.15, iOS 13.0, tvOS 13.0, watchOS 6.0, visionOS 1.0",
     "BridgesClock:macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, visionOS 1.0",
     "BridgesCombineValues:macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, visionOS 1.0",
     "BridgesObservation:macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0",
