@@ -89,7 +89,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     /// The awaiting side's view: the addresses of the state and of the lock.
     @inlinable
     var frame: SingleShotFrame<Success, Failure> {
-        withUnsafeMutablePointers { header, machine in SingleShotFrame(machine: machine, lock: header.pointee.lock) }
+        withUnsafeMutablePointers { header, machine in SingleShotFrame(machine: machine, header: header) }
     }
 
     // Through the header's address: `header` is a `var` of `ManagedBuffer`, and reading it here
@@ -104,7 +104,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
         withUnsafeMutablePointers { header, machine in
-            Lock(stripe: header.pointee.lock, for: machine).withLock { body(&machine.pointee) }
+            Lock(stripe: header.pointee.lock, for: header).withLock { body(&machine.pointee) }
         }
     }
 
@@ -147,7 +147,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     ) -> SingleShotStateMachine<Success, Failure>.BodyAction {
         guard handlerReleased else { return withLock { $0.bodyReturned(cancellation) } }
         let (action, dropped) = withUnsafeMutablePointers { header, machine in
-            Lock(stripe: header.pointee.lock, for: machine).withLock {
+            Lock(stripe: header.pointee.lock, for: header).withLock {
                 header.pointee.releaseNoticed = true
                 return (machine.pointee.bodyReturned(cancellation), machine.pointee.callbackReleased())
             }
@@ -186,7 +186,7 @@ struct SingleShotAnchor<Success: Sendable, Failure: Error>: @unchecked Sendable 
 }
 
 /// The awaiting side's view of a ``SingleShotStorage``: the address of its state and of its
-/// lock, and no reference at all, so the completion handler's copies can be the object's only
+/// header (which holds its lock), and no reference at all, so the completion handler's copies can be the object's only
 /// owners. Valid while its holder keeps the object (the frame, until the body returned) or its
 /// memory (a ``SingleShotAnchor``) alive.
 ///
@@ -196,20 +196,25 @@ struct SingleShotAnchor<Success: Sendable, Failure: Error>: @unchecked Sendable 
 @usableFromInline
 struct SingleShotFrame<Success: Sendable, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: the addresses stay valid while the holder keeps the object or its
-    // memory alive, and the state behind them is read and written only with `lock` held.
+    // memory alive, and the state behind them is read and written only with the lock held.
     @usableFromInline let machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>
-    @usableFromInline let lock: UnsafeMutablePointer<PlatformLock>
+    /// Read only for its `lock`, which never changes after creation.
+    @usableFromInline let header: UnsafeMutablePointer<SingleShotHeader<Success, Failure>>
 
     @inlinable
-    init(machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>, lock: UnsafeMutablePointer<PlatformLock>) {
+    init(
+        machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>,
+        header: UnsafeMutablePointer<SingleShotHeader<Success, Failure>>
+    ) {
         self.machine = machine
-        self.lock = lock
+        self.header = header
     }
 
-    /// Runs one event of the state machine under the lock.
+    /// Runs one event of the state machine under the lock (the object's stripe, which
+    /// ThreadSanitizer knows by the header's address: nothing writes there after creation).
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
-        Lock(stripe: lock, for: machine).withLock { body(&machine.pointee) }
+        Lock(stripe: header.pointee.lock, for: header).withLock { body(&machine.pointee) }
     }
 
     /// The body threw: the result the legacy API gave inside the body, if any, else nil (the
