@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
@@ -6,9 +6,40 @@ import PackageDescription
 // The only dependency is OpenCombine, behind the `OpenCombine` trait, which is off by default
 // and applies on Linux only: with the trait off nothing is fetched, for this package or its users.
 // On Apple platforms `BridgesCombine` uses Apple's Combine.
+
+/// OpenCombine for `BridgesCombine` and the examples that use Combine: Linux, with the trait on.
+let openCombineOnLinux: Target.Dependency = .product(
+    name: "OpenCombine",
+    package: "OpenCombine",
+    condition: .when(platforms: [.linux], traits: ["OpenCombine"])
+)
+
+/// The OS versions each group of APIs above the package's floor (`platforms` below) needs,
+/// defined once and named in `@available(…, *)`: `BridgesClock` the `Clock` and `Duration`
+/// APIs, `BridgesCombineValues` Combine's `Publisher.values`, `BridgesObservation` the
+/// Observation framework, `BridgesTypedSequence` `AsyncSequence.Failure` (typed-throws
+/// sequences). On Linux availability is not checked.
+let availability: [SwiftSetting] = [
+    "BridgesClock:macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, visionOS 1.0",
+    "BridgesCombineValues:macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, visionOS 1.0",
+    "BridgesObservation:macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0",
+    "BridgesTypedSequence:macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0",
+].map { .enableExperimentalFeature("AvailabilityMacro=\($0)") }
+
+/// An example program in `Examples/<name>` (its README is not a source).
+func example(_ name: String, dependencies: [Target.Dependency], exclude: [String] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: dependencies,
+        path: "Examples/\(name)",
+        exclude: ["README.md"] + exclude,
+        swiftSettings: availability
+    )
+}
+
 let package = Package(
     name: "Bridges",
-    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "Bridges", targets: ["Bridges"]),
         .library(name: "BridgesCombine", targets: ["BridgesCombine"]),
@@ -26,61 +57,53 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
-        .target(name: "Bridges", dependencies: ["CBridgesRuntime"]),
-        // Below the standard library (see its header): the concurrency runtime's cancellation check,
-        // callable without a retain, and a four-byte futex lock for Linux.
+        .target(name: "Bridges", dependencies: ["CBridgesRuntime"], swiftSettings: availability),
+        // What needs C (see its header): a flag read without a lock, and the futex lock on Linux.
         .target(name: "CBridgesRuntime"),
-        .target(
-            name: "BridgesCombine",
-            dependencies: [
-                "Bridges",
-                .product(
-                    name: "OpenCombine",
-                    package: "OpenCombine",
-                    condition: .when(platforms: [.linux], traits: ["OpenCombine"])
-                ),
-            ]
-        ),
-        .target(name: "BridgesTesting", dependencies: ["Bridges"]),
+        .target(name: "BridgesCombine", dependencies: ["Bridges", openCombineOnLinux], swiftSettings: availability),
+        .target(name: "BridgesTesting", dependencies: ["Bridges"], swiftSettings: availability),
         .executableTarget(
             name: "BridgesTour",
-            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]
+            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
+            swiftSettings: availability
         ),
-        .testTarget(name: "BridgesTests", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
+        .testTarget(
+            name: "BridgesTests",
+            dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"],
+            swiftSettings: availability
+        ),
+        .testTarget(
+            name: "BridgesCombineTests",
+            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
+            swiftSettings: availability
+        ),
+        .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"], swiftSettings: availability),
 
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
-        .target(name: "ExampleSupport", path: "Examples/Support"),
-        .executableTarget(name: "MovieStore", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/MovieStore", exclude: ["README.md"]),
-        .executableTarget(name: "LogTailer", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/LogTailer", exclude: ["README.md"]),
-        .executableTarget(name: "FeedReader", dependencies: ["Bridges", "ExampleSupport"], path: "Examples/FeedReader", exclude: ["README.md"]),
-        .executableTarget(name: "WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"], path: "Examples/WeatherSDK", exclude: ["README.md"]),
-        .executableTarget(
-            name: "AccountsScreen",
-            dependencies: [
-                "Bridges", "BridgesCombine", "BridgesTesting",
-                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
-            ],
-            path: "Examples/AccountsScreen", exclude: ["README.md"]
+        .target(name: "ExampleSupport", path: "Examples/Support", swiftSettings: availability),
+        example("MovieStore", dependencies: ["Bridges", "ExampleSupport"]),
+        example("LogTailer", dependencies: ["Bridges", "ExampleSupport"]),
+        example("FeedReader", dependencies: ["Bridges", "ExampleSupport"]),
+        example("WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
+        example("AccountsScreen", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting", openCombineOnLinux]),
+        example("SearchScreen", dependencies: ["Bridges", "BridgesTesting", openCombineOnLinux]),
+        example("ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], exclude: ["LegacyKit"]),
+        .target(
+            name: "ProfileLegacyKit",
+            path: "Examples/ProfileScreen/LegacyKit",
+            swiftSettings: [.swiftLanguageMode(.v5)] + availability
         ),
-        .executableTarget(
-            name: "SearchScreen",
+        .testTarget(
+            name: "ExamplesTests",
             dependencies: [
-                "Bridges", "BridgesTesting",
-                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["OpenCombine"])),
+                "MovieStore", "LogTailer", "FeedReader", "WeatherSDK", "AccountsScreen", "SearchScreen", "ProfileScreen",
+                "ExampleSupport", "Bridges", "BridgesTesting",
             ],
-            path: "Examples/SearchScreen", exclude: ["README.md"]
+            swiftSettings: availability
         ),
-        .target(name: "ProfileLegacyKit", path: "Examples/ProfileScreen/LegacyKit", swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], path: "Examples/ProfileScreen", exclude: ["README.md", "LegacyKit"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["MovieStore", "LogTailer", "FeedReader", "SearchScreen", "WeatherSDK", "AccountsScreen", "ExampleSupport", "Bridges", "BridgesTesting"]),
-        .testTarget(name: "BridgesCombineTests", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"]),
-        .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
-
-// ProfileScreen (issue 14) is tested in ExamplesTests too; added here so its line above stays untouched.
-package.targets.first { $0.name == "ExamplesTests" }?.dependencies.append("ProfileScreen")
 
 // Documentation: `BRIDGES_DOCS=1 swift package generate-documentation --target Bridges`.
 // The DocC plugin is added only when asked for, so it never enters users' dependency graph.

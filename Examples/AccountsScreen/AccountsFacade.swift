@@ -37,7 +37,7 @@ public protocol AccountsFacade: Sendable {
 /// A class, not an actor: its only state is the subject, which is thread-safe. (As an actor it
 /// also works, but `runUntilIdle()` does not reliably wait for a default actor's jobs: see the
 /// example's README.)
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // Clock, BridgeTimeout.after
+@available(BridgesClock, *)  // Clock, BridgeTimeout.after
 public final class BankAccountsFacade: AccountsFacade {
     private let backend: any AccountsBackend
     private let timeout: BridgeTimeout

@@ -48,7 +48,7 @@ public struct AccountsScreenReport: Sendable {
 }
 
 #if canImport(Combine) || OpenCombine
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // TestClock
+@available(BridgesClock, *)  // TestClock
 public func runAccountsScreen(log: @Sendable (String) -> Void = { print($0) }) async throws -> AccountsScreenReport {
     var report = AccountsScreenReport()
     let backend = FakeAccountsBackend()

@@ -3,7 +3,7 @@ import Foundation
 // `swift run --traits OpenCombine AccountsScreen`: a facade with state as a publisher, a
 // presenter consuming it with `for await` through a weak-owner task.
 #if canImport(Combine) || OpenCombine
-if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+if #available(BridgesClock, *) {
     let report = try await runAccountsScreen()
     let ok = report.shownAfterLoad == [[], [checking, savings]]
         && report.deleteRequest == savings.id

@@ -16,7 +16,7 @@ struct ProfileReport: Sendable, Equatable {
     var avatarCancelledOnMainThread = false
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // TestClock
+@available(BridgesClock, *)  // TestClock
 @MainActor
 func runProfileScreen(log: (String) -> Void = { print($0) }) async -> ProfileReport {
     var report = ProfileReport()

@@ -2,7 +2,7 @@
 // SDK, using withCallback, withCompletion, subscribe and forEach(weak:) with no escape hatches.
 import Foundation
 
-if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+if #available(BridgesClock, *) {
     let report = await runProfileScreen()
     let ok = report == ProfileReport(
         userName: "Ada", userIsTheSDKsObject: true,

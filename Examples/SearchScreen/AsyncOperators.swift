@@ -6,7 +6,7 @@ import Foundation
 // each a `CallbackStream` so that leaving the loop tears everything down. The time-based one,
 // `debounce(for:clock:)`, and the cancel-previous `collectLatest(weak:in:)` are Bridges' own.
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // AsyncSequence.Failure
+@available(BridgesTypedSequence, *)  // AsyncSequence.Failure
 extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Never {
     /// Skips an element equal to the one before it.
     func removeDuplicates() -> CallbackStream<Element, Never> where Element: Equatable {
@@ -39,7 +39,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Neve
 /// The latest of each once both have produced one; ends when both have ended. The pair is
 /// built and yielded under one lock, so pairs leave in the order their inputs arrived (building
 /// "latest" out of separately scheduled tasks is how combineLatest ends up emitting stale pairs).
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // AsyncSequence.Failure
+@available(BridgesTypedSequence, *)  // AsyncSequence.Failure
 func combineLatest<A: AsyncSequence & Sendable, B: AsyncSequence & Sendable>(_ a: A, _ b: B) -> CallbackStream<(A.Element, B.Element), Never>
     where A.Element: Sendable, B.Element: Sendable, A.Failure == Never, B.Failure == Never
 {

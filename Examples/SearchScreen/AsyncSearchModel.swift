@@ -1,7 +1,7 @@
 import Bridges
 import Foundation
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // debounce, collectLatest, AsyncSequence.Failure (kept outside the snippet)
+@available(BridgesTypedSequence, *)  // debounce, collectLatest, AsyncSequence.Failure (kept outside the snippet)
 // snippet:begin searchScreen.after
 /// The async version: the text field feeds an `AsyncStream`; the same chain of operators
 /// (Bridges' `debounce` on a `Clock`, small example ones for the rest); the results are collected

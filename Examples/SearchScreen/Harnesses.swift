@@ -23,7 +23,7 @@ public protocol SearchScreenHarness {
 
 /// The async model on a `TestClock`, inside `withSerialTasks` so `runUntilIdle()` can settle the
 /// pipeline's tasks after each step.
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // AsyncSearchModel
+@available(BridgesTypedSequence, *)  // AsyncSearchModel
 public final class AsyncSearchHarness: SearchScreenHarness {
     public private(set) var model: AsyncSearchModel?
     private let clock = TestClock()

@@ -54,7 +54,7 @@ public struct SearchScreenReport: Sendable {
     public var async: SearchTranscript
 }
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // AsyncSearchHarness
+@available(BridgesTypedSequence, *)  // AsyncSearchHarness
 public func runSearchScreen(log: @Sendable (String) -> Void = { print($0) }) async -> SearchScreenReport {
     let asyncTranscript = await runSearchScenario(AsyncSearchHarness())
     log("async:   \(asyncTranscript.afterSecondCatalog), model released: \(asyncTranscript.modelDeallocated), catalog released: \(asyncTranscript.catalogReleased)")

@@ -2,7 +2,7 @@ import Foundation
 
 // `swift run --traits OpenCombine SearchScreen`: search-as-you-type in Combine and in async,
 // one scenario, the same results.
-if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+if #available(BridgesTypedSequence, *) {
     let report = await runSearchScreen()
     var ok = report.async == .expected
     #if canImport(Combine) || OpenCombine

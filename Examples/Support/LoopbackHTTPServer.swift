@@ -27,7 +27,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {  // mutable state i
     public init(routes: [String: Route], onHang: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.routes = routes
         self.onHang = onHang
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #if canImport(Glibc)
+        let streamSocket = Int32(SOCK_STREAM.rawValue)  // an enum in Glibc
+        #else
+        let streamSocket = SOCK_STREAM  // an Int32 in Darwin
+        #endif
+        let listener = socket(AF_INET, streamSocket, 0)
         guard listener >= 0 else { throw POSIXError(.EIO) }
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

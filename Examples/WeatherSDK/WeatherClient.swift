@@ -9,7 +9,7 @@ public protocol WeatherTransport: Sendable {
 /// SDK 2.0: implemented in async/await, with time on an injected `Clock` (tests pass a
 /// `TestClock`). Its 1.x completion-handler API stays, as thin adapters over the async one, so
 /// apps upgrade without touching their call sites, and gain cancellation.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // Clock, Duration
+@available(BridgesClock, *)  // Clock, Duration
 public final class WeatherClient: Sendable {
     private let transport: any WeatherTransport
     private let sleep: @Sendable (Duration) async throws -> Void

@@ -20,7 +20,7 @@ struct InstantLegacyTransport: LegacyWeatherTransport {
 }
 
 /// What a run of the example observed: checked by `main` and by ExamplesTests.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // Duration
+@available(BridgesClock, *)  // Duration
 public struct WeatherSDKReport: Sendable {
     public var v1Result: Forecast?
     /// async caller: first attempt failed (temporarily unavailable), retried after 1 s.
@@ -40,7 +40,7 @@ public struct WeatherSDKReport: Sendable {
     public var pollingStoppedAfterCancel: Bool
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // TestClock
+@available(BridgesClock, *)  // TestClock
 public func runWeatherSDK(log: @Sendable (String) -> Void = { print($0) }) async throws -> WeatherSDKReport {
     let api = FakeCompletionAPI<String, Forecast>()
     let clock = TestClock()

@@ -1,7 +1,7 @@
 import Foundation
 
 // `swift run WeatherSDK`: a 2.0 SDK written in async/await that keeps its 1.x completion API.
-if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+if #available(BridgesClock, *) {
     let report = try await runWeatherSDK()
     let ok = report.v1Result == Forecast(city: "Bergen", celsius: 4)
         && report.retried == Forecast(city: "Oslo", celsius: -3) && report.sleptBeforeRetry == .seconds(1)

@@ -13,14 +13,14 @@ import Glibc
 import Darwin
 #endif
 
-if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+if #available(BridgesClock, *) {
     await runTour(Array(CommandLine.arguments.dropFirst()))
 } else {
     Swift.print("The tour measures with Clock and Duration: it needs macOS 13 / iOS 16 or later (the package itself runs back to macOS 10.15 / iOS 13).")
     exit(1)
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 func runTour(_ arguments: [String]) async -> Never {
     /// Every chapter, in reading order. Each lives in its own file under Chapters/.
     var chapters: [Chapter] = [
@@ -31,7 +31,7 @@ func runTour(_ arguments: [String]) async -> Never {
         virtualTimeChapter,
     ]
     // debounce and mapLatest are typed by AsyncSequence.Failure: macOS 15 / iOS 18 and later.
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+    if #available(BridgesTypedSequence, *) {
         chapters.append(operatorsChapter)
     }
 

@@ -1,21 +1,11 @@
-// The storage of CBridgesRuntime.h's diagnostics flag, and its four-byte lock for Linux: a
-// futex-based mutex in the classic three-state form (Drepper, "Futexes Are Tricky", mutex #3),
-// with the bounded spin of Rust's std::sync::Mutex before sleeping. The cancellation check and
-// the flag's accessors are in the header (static inline).
+// The storage of CBridgesRuntime.h's diagnostics flag, its four-byte lock for Linux (a
+// futex-based mutex in the classic three-state form, Drepper, "Futexes Are Tricky", mutex #3,
+// with the bounded spin of Rust's std::sync::Mutex before sleeping), the shared-lock entry points
+// and the debug checks. The flag's accessors are in the header (static inline).
 #include "CBridgesRuntime.h"
 
 bool _bridges_diagnosticsHandlerInstalled = false;
 
-#if defined(__linux__)
-#include <errno.h>
-#include <linux/futex.h>
-#include <stddef.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-// Under ThreadSanitizer, the lock tells TSan it is a mutex (as its pthread_mutex_* interceptors
-// do for glibc's), so that TSan reports lock-order inversions and misuse of this lock, not only
-// data races; its own atomics are ignored between each pre and post annotation.
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define BRIDGES_TSAN 1
@@ -30,6 +20,33 @@ bool _bridges_diagnosticsHandlerInstalled = false;
 #else
 #define TSAN_ANNOTATE(call) ((void)0)
 #endif
+
+#if defined(__APPLE__)
+// Between the pre and post annotations TSan ignores the synchronisation of the stripe itself.
+void _bridges_lock_shared(os_unfair_lock *lock, const void *sharer) {
+    TSAN_ANNOTATE(__tsan_mutex_pre_lock((void *)sharer, 0));
+    os_unfair_lock_lock(lock);
+    TSAN_ANNOTATE(__tsan_mutex_post_lock((void *)sharer, 0, 0));
+}
+
+void _bridges_unlock_shared(os_unfair_lock *lock, const void *sharer) {
+    TSAN_ANNOTATE(__tsan_mutex_pre_unlock((void *)sharer, 0));
+    os_unfair_lock_unlock(lock);
+    TSAN_ANNOTATE(__tsan_mutex_post_unlock((void *)sharer, 0));
+}
+#endif
+
+#if defined(__linux__)
+#include <errno.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Under ThreadSanitizer, the lock tells TSan it is a mutex (as its pthread_mutex_* interceptors
+// do for glibc's), so that TSan reports lock-order inversions and misuse of this lock, not only
+// data races; its own atomics are ignored between each pre and post annotation. The mutex TSan
+// sees is `identity`: the word itself, or, for a stripe, the object it is taken for.
 
 // The states of the lock word.
 enum {
@@ -59,9 +76,8 @@ static uint32_t spin(uint32_t *lock) {
 
 // The futex system call; `syscall` reads its arguments as longs. errno is left as the caller
 // had it (glibc's mutex and os_unfair_lock do not touch it; EAGAIN and EINTR are routine here).
-// Always inlined: called out of line (as the compiler chose once errno was saved here), it made
-// `_bridges_unlock` set up a stack frame before its fast path, +3 instructions per unlock
-// (depth.16 164 → 170 Ir per element); inlined, the frame is set up only on the contended path.
+// Always inlined: called out of line, it made `_bridges_unlock` set up a stack frame before its
+// fast path; inlined, the frame is set up only on the contended path.
 static inline __attribute__((always_inline)) void futex(uint32_t *lock, int operation, uint32_t value) {
     int saved = errno;
     syscall(SYS_futex, lock, (long)operation, (long)value, (long)0, (long)0, (long)0);
@@ -86,17 +102,21 @@ __attribute__((noinline)) static void lock_contended(uint32_t *lock) {
     }
 }
 
-void _bridges_lock(uint32_t *lock) {
-    TSAN_ANNOTATE(__tsan_mutex_pre_lock(lock, 0));
+static inline __attribute__((always_inline)) void lock_as(uint32_t *lock, const void *identity) {
+    (void)identity;
+    TSAN_ANNOTATE(__tsan_mutex_pre_lock((void *)identity, 0));
     uint32_t expected = UNLOCKED;
     if (__builtin_expect(!__atomic_compare_exchange_n(lock, &expected, LOCKED, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 0)) {
         lock_contended(lock);
         // Not a tail call: with frame pointers, a tail call made the compiler set up the frame
-        // before the fast path too (+3 instructions per lock); a plain call keeps it on this path.
+        // before the fast path too; a plain call keeps it on this path.
         __asm__ __volatile__("" ::: "memory");
     }
-    TSAN_ANNOTATE(__tsan_mutex_post_lock(lock, 0, 0));
+    TSAN_ANNOTATE(__tsan_mutex_post_lock((void *)identity, 0, 0));
 }
+
+void _bridges_lock(uint32_t *lock) { lock_as(lock, lock); }
+void _bridges_lock_shared(uint32_t *lock, const void *sharer) { lock_as(lock, sharer); }
 
 bool _bridges_trylock(uint32_t *lock) {
     TSAN_ANNOTATE(__tsan_mutex_pre_lock(lock, __tsan_mutex_try_lock));
@@ -115,11 +135,39 @@ uint32_t _bridges_lock_word(uint32_t *lock) {
     return __atomic_load_n(lock, __ATOMIC_RELAXED);
 }
 
-void _bridges_unlock(uint32_t *lock) {
-    TSAN_ANNOTATE(__tsan_mutex_pre_unlock(lock, 0));
+static inline __attribute__((always_inline)) void unlock_as(uint32_t *lock, const void *identity) {
+    (void)identity;
+    TSAN_ANNOTATE(__tsan_mutex_pre_unlock((void *)identity, 0));
     if (__builtin_expect(__atomic_exchange_n(lock, UNLOCKED, __ATOMIC_RELEASE) == LOCKED_CONTENDED, 0)) {
         futex(lock, FUTEX_WAKE_PRIVATE, 1);
     }
-    TSAN_ANNOTATE(__tsan_mutex_post_unlock(lock, 0));
+    TSAN_ANNOTATE(__tsan_mutex_post_unlock((void *)identity, 0));
+}
+
+void _bridges_unlock(uint32_t *lock) { unlock_as(lock, lock); }
+void _bridges_unlock_shared(uint32_t *lock, const void *sharer) { unlock_as(lock, sharer); }
+
+// The locks the calling thread holds, for the debug checks. Locks are never nested deeper than
+// a few (nothing acts under a lock); beyond the table's room a lock is simply not tracked.
+enum { DEBUG_HELD_MAX = 16 };
+static _Thread_local const void *debug_held[DEBUG_HELD_MAX];
+static _Thread_local int debug_held_count;
+
+bool _bridges_lock_debug_acquire(const void *lock) {
+    for (int i = 0; i < debug_held_count; i++) {
+        if (debug_held[i] == lock) return false;
+    }
+    if (debug_held_count < DEBUG_HELD_MAX) debug_held[debug_held_count++] = lock;
+    return true;
+}
+
+bool _bridges_lock_debug_release(const void *lock) {
+    for (int i = 0; i < debug_held_count; i++) {
+        if (debug_held[i] == lock) {
+            debug_held[i] = debug_held[--debug_held_count];
+            return true;
+        }
+    }
+    return debug_held_count == DEBUG_HELD_MAX;  // a lock taken past the table's room is not known
 }
 #endif

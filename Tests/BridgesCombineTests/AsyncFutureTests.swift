@@ -68,7 +68,7 @@ import Bridges
         #expect(subscriber.completions.isEmpty)  // cancelled subscriptions are not completed
     }
 
-    @available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
+    @available(BridgesCombineValues, *)
     @Test func combineFuture_valueForContrast_hasNoCancellation() async {
         // Combine's own Future runs at once, shared, and `.value` cannot cancel it: for contrast.
         let runs = Counter()

@@ -32,7 +32,7 @@ enum PublishedBefore {
     // snippet:end publishedToObservable.before
 }
 
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 enum ObservableAfter {
     // snippet:begin publishedToObservable.after
     @MainActor @Observable final class ProfileModel {
@@ -52,7 +52,7 @@ enum ObservableAfter {
 }
 
 @Suite(.timeLimit(.minutes(3))) struct ObservableMigrationTests {
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test func published_sink_titleFollowsTheName() {
         weak var releasedModel: PublishedBefore.ProfileModel?
         weak var releasedPresenter: PublishedBefore.TitlePresenter?
@@ -70,7 +70,7 @@ enum ObservableAfter {
 
     /// The same script after the migration. The test waits for each title through another
     /// observation (of the presenter), so no time passes and nothing is polled.
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func observable_observations_titleFollowsTheName() async {
         weak var releasedModel: ObservableAfter.ProfileModel?
         weak var releasedPresenter: ObservableAfter.TitlePresenter?

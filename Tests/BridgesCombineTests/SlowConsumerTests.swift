@@ -59,7 +59,7 @@ import Bridges
         return await consumer.value
     }
 
-    @available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
+    @available(BridgesCombineValues, *)
     @Test func values_losesTheBurst() async {
         // Combine's (here OpenCombine's) own bridge: one request(1) per next().
         let received = await burst { $0.values }

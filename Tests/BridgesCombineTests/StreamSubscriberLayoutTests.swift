@@ -151,7 +151,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
     /// lost request would hang the stream) nor deadlock; every element arrives, in order.
     @Test(.timeLimit(.minutes(2)), arguments: [BufferingPolicy.rendezvous, .suspending(3)])
     func manySubscribersSharingLocks_onRealThreads_countDemandExactly(_ policy: BufferingPolicy) async {
-        let streams = 4 * _StripedLocks.count
+        let streams = 4 * Lock.stripeCount
         let count = 300
         let log = DiagnosticLog()
         let boxes = (0..<streams).map { _ in WeakSubscriberBox() }

@@ -7,7 +7,7 @@ import Testing
 /// no real time passes, and each test takes milliseconds of wall time.
 @Suite(.timeLimit(.minutes(3))) struct SearchAsYouTypeTests {
     /// The presenter under test: debounces the text and queries the legacy API for each query.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {
         let searchText = ProcessingChannel<String>()
         let results = Log<[String]>()
@@ -32,7 +32,7 @@ import Testing
 
     /// The test as it was written before: it waits 330 ms of real time for a 300 ms debounce
     /// (slow, and flaky on a loaded machine). Kept, never run, as the "before" of MIGRATION.md.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     func realTimeTest_before_neverRun(api: FakeCompletionAPI<String, [String]>) async throws {
         // snippet:begin testClock.before
         let presenter = SearchPresenter(api: api, clock: ContinuousClock())
@@ -48,7 +48,7 @@ import Testing
         // snippet:end testClock.before
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func typingWithinTheWindow_thenAdvancing300ms_sendsOneQuery() async throws {
         let api = FakeCompletionAPI<String, [String]>()
         try await withBridgesDiagnosticsAsFailures {
@@ -77,7 +77,7 @@ import Testing
     /// package, because CI's 2 shared cores (and this suite run in parallel under TSan) make any
     /// wall-clock bound flaky. That no real time is waited is structural: `TestClock.sleep`
     /// never calls a real clock.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func advancing300msOfVirtualTime_takesMillisecondsOfWallTime() async throws {
         let wallClock = ContinuousClock()
         var fastest = Duration.seconds(3600)
@@ -103,7 +103,7 @@ import Testing
     }
 
     /// The example of docs/README-testing.md, as written there.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func typingWithinTheDebounceWindowSendsOneQuery() async throws {
         let api = FakeCompletionAPI<String, [String]>()   // the legacy search API, driven by the test
         let clock = TestClock()                           // virtual time
@@ -127,7 +127,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func advancing299ms_sendsNoQuery() async throws {
         let clock = TestClock()
         let api = FakeCompletionAPI<String, [String]>()
@@ -146,7 +146,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func typingAfterTheWindow_sendsEachSettledQuery() async throws {
         let clock = TestClock()
         try await withSerialTasks {

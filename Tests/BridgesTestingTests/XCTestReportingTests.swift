@@ -3,7 +3,7 @@ import XCTest
 
 /// Under XCTest (no Swift Testing test running), failures reach the running `XCTestCase` with
 /// the reporter's file and line. This case captures them instead of failing, by overriding the
-/// method BridgesTesting calls.
+/// method BridgesTesting calls (`record(_:)` on Apple platforms, `recordFailure` elsewhere).
 final class XCTestReportingTests: XCTestCase {
     private struct Recorded: Equatable {
         let description: String
@@ -20,13 +20,29 @@ final class XCTestReportingTests: XCTestCase {
     private var recorded: [Recorded] = []
     private let lock = NSLock()
 
+    /// Whether a failure at `filePath` with `description` is BridgesTesting's report about this file.
+    private static func isOurs(_ description: String, _ filePath: String) -> Bool {
+        filePath == #fileID || filePath.hasSuffix("/\(#fileID)") || description.contains("\(#fileID):")
+    }
+
+    #if canImport(Darwin)
+    /// Captures BridgesTesting's failures; the test's own assertion failures still fail it.
+    override func record(_ issue: XCTIssue) {
+        let location = issue.sourceCodeContext.location
+        let filePath = location?.fileURL.path ?? ""
+        guard Self.isOurs(issue.compactDescription, filePath) else { return super.record(issue) }
+        let file = filePath.hasSuffix("/\(#fileID)") ? #fileID : filePath
+        lock.withLock { recorded.append(Recorded(description: issue.compactDescription, file: file, line: location?.lineNumber ?? 0)) }
+    }
+    #else
     /// Captures BridgesTesting's failures; the test's own assertion failures still fail it.
     override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
-        guard filePath == #fileID || description.contains("\(#fileID):") else {
+        guard Self.isOurs(description, filePath) else {
             return super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
         }
         lock.withLock { recorded.append(Recorded(description: description, file: filePath, line: lineNumber)) }
     }
+    #endif
 
     private func recordedFailures() -> [Recorded] {
         lock.withLock { recorded }

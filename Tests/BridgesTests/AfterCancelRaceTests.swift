@@ -9,7 +9,7 @@ import Testing
 /// A logical clock: every event takes the next tick, under one lock, so stamps order events
 /// across threads exactly.
 final class OrderClock: Sendable {
-    private let ticks = LockedState<Int>.create(0)
+    private let ticks = LockedState<Int>(0)
     init() {}
     func stamp() -> Int { ticks.withLock { $0 += 1; return $0 } }
 }
@@ -20,7 +20,7 @@ final class OrderLog<Event: Sendable>: Sendable {
     private let clock = OrderClock()
     private let entries: LockedState<[Entry]>
 
-    init(iterations: Int) { entries = .create(Array(repeating: Entry(), count: iterations)) }
+    init(iterations: Int) { entries = LockedState(Array(repeating: Entry(), count: iterations)) }
 
     /// Call FIRST thing in the handler.
     func handlerStarted(_ index: Int, _ event: Event) {

@@ -1,4 +1,4 @@
-import Bridges
+@testable import Bridges
 import Testing
 
 @Suite("BufferingPolicy", .timeLimit(.minutes(3)))
@@ -43,5 +43,26 @@ struct BufferingPolicyTests {
         }
         let message = String(decoding: result.standardErrorContent, as: UTF8.self)
         #expect(message.contains("BufferingPolicy.suspending(_:): capacity must be ≥ 0, got -3"))
+    }
+
+    /// The message names the call site the public function took (`#fileID`/`#line` by default;
+    /// explicit here, since an exit test's body is moved into a function of the macro's), and
+    /// `fatalError` keeps it in release builds, where a `precondition`'s message is dropped.
+    @Test func argumentErrors_nameTheCallersFileAndLine() async throws {
+        let policy = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = BufferingPolicy.watermark(low: 4, high: 4, fileID: "App/Model.swift", line: 12)
+        }
+        #expect(String(decoding: policy.standardErrorContent, as: UTF8.self)
+            .contains("BufferingPolicy.watermark(low:high:): low must be < high, got low 4, high 4 (called at App/Model.swift:12)"))
+        let broadcast = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Broadcast<Int>(replay: -1, fileID: "App/Feed.swift", line: 7)
+        }
+        #expect(String(decoding: broadcast.standardErrorContent, as: UTF8.self)
+            .contains("Broadcast(replay:): replay must be ≥ 0, got -1 (called at App/Feed.swift:7)"))
+    }
+
+    @Test func argumentErrorMessage_namesTheArgumentAndTheCallSite() {
+        #expect(_argumentErrorMessage("X.f(_:): n must be ≥ 0, got -1", fileID: "App/Model.swift", line: 12)
+            == "X.f(_:): n must be ≥ 0, got -1 (called at App/Model.swift:12)")
     }
 }

@@ -1,79 +1,11 @@
 @testable import Bridges
-import Dispatch
 import Testing
 
-/// `next()`'s cancellation check calls the concurrency runtime directly (`CBridgesRuntime`)
-/// instead of `Task.isCancelled`, to skip a retain and release of the current task per element.
-/// These tests hold it to `Task.isCancelled`'s answer wherever code can run, and hold the stream
-/// to its promise: a cancelled consumer gets `nil` even with elements buffered, and those
-/// elements are reported undelivered, not lost.
-@Suite("CallbackStream: the runtime's cancellation check", .timeLimit(.minutes(3)))
+/// `next()` asks whether the consuming task is cancelled before taking a buffered element: a
+/// cancelled consumer gets `nil` even with elements buffered, and those elements are reported
+/// undelivered, not lost.
+@Suite("CallbackStream: cancellation on the fast path", .timeLimit(.minutes(3)))
 struct CallbackStreamCancellationCheckTests {
-    /// Both answers, read together in the calling context.
-    static func answers() -> (runtime: Bool, task: Bool) { (_currentTaskIsCancelled, Task.isCancelled) }
-
-    @Test func outsideAnyTask_bothSayNotCancelled() async {
-        // A block on a dispatch queue runs on a worker thread with no current task.
-        let (runtime, task) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Self.answers()) }
-        }
-        #expect(runtime == false)
-        #expect(task == false)
-    }
-
-    @Test func aRunningTask_thenTheSameTaskCancelled() async {
-        let answers = await Task {
-            let before = Self.answers()
-            withUnsafeCurrentTask { $0?.cancel() }
-            return [before, Self.answers()]
-        }.value
-        #expect(answers.map(\.runtime) == [false, true])
-        #expect(answers.map(\.task) == [false, true])
-    }
-
-    @Test func aTaskCancelledThroughItsHandle_whileItWaits() async {
-        let started = Signal()
-        let release = Signal()
-        let task = Task.detached {
-            started.open()
-            await release.wait()  // not cancellable: the task sees its cancellation only by asking
-            return Self.answers()
-        }
-        await started.wait()
-        task.cancel()
-        release.open()
-        let (runtime, answer) = await task.value
-        #expect(runtime == true)
-        #expect(answer == true)
-    }
-
-    @Test func childTasksOfACancelledGroup_andOfACancelledParent() async {
-        let group = await withTaskGroup(of: (runtime: Bool, task: Bool).self) { group in
-            group.cancelAll()
-            group.addTask { Self.answers() }  // added after cancelAll: starts cancelled
-            return await group.next()!
-        }
-        #expect(group.runtime == true)
-        #expect(group.task == true)
-
-        let child = await Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            async let inner = Self.answers()  // a child inherits its parent's cancellation
-            return await inner
-        }.value
-        #expect(child.runtime == true)
-        #expect(child.task == true)
-    }
-
-    @Test @MainActor func onTheMainActor_inACancelledTask() async {
-        let answers = await Task { @MainActor in
-            withUnsafeCurrentTask { $0?.cancel() }
-            return Self.answers()
-        }.value
-        #expect(answers.runtime == true)
-        #expect(answers.task == true)
-    }
-
     /// The check on the fast path: elements buffered, the consumer cancelled between two of them.
     @Test func consumerCancelledWithElementsBuffered_nextReturnsNil_andTheRestIsReportedUndelivered() async {
         let probe = StreamProbe()

@@ -12,12 +12,7 @@ final class OnDeinit: Sendable {
 
 extension CallbackStream.Sink {
     /// Whether the stream's lock is held right now (by any thread, this one included).
-    var lockIsHeld: Bool {
-        token.storage.state.storage.withUnsafeMutablePointerToElements { lock in
-            if _tryLock(lock) { _unlock(lock); return false }
-            return true
-        }
-    }
+    var lockIsHeld: Bool { token.storage.state.lock.isHeld }
 }
 
 

@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct DebounceTests {
     // MARK: - Timing
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func elementSentAtZero_isNotEmittedAt299ms_andIsAt300ms() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -40,7 +40,7 @@ import Testing
 
     // MARK: - End of the upstream
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func upstreamFinishes_pendingElementIsEmittedAtOnce_thenTheStreamFinishes() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -57,7 +57,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func upstreamFails_pendingElementIsDropped_andTheFailureIsRethrown() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -71,7 +71,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func typedFailureKeepsItsType() async throws {
         let clock = TestClock()
         let box = SinkBox<Int, TestError>()
@@ -94,7 +94,7 @@ import Testing
 
     // MARK: - Cancellation
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func consumerCancelled_cancelsTheTimerAndTearsTheUpstreamDownOnce() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -119,7 +119,7 @@ import Testing
 
     /// The timer firing races with a new element and with the upstream's end, on real threads:
     /// whatever wins, elements leave in order, each at most once, and the last one always leaves.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func timerRacesNewElementsAndTheEnd_outputIsOrdered_andEndsWithTheLastElement() async throws {
         for _ in 0..<300 {
             let clock = TestClock()

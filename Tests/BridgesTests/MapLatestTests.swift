@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct MapLatestTests {
     // MARK: - Cancel-previous
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func newElement_cancelsThePreviousTransform_andItsResultIsNeverEmitted() async throws {
         let clock = TestClock()
         let probe = StreamProbe()
@@ -46,7 +46,7 @@ import Testing
         await probe.proxyReleased.wait()
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func upstreamFinishes_whileATransformRuns_itsResultIsEmittedBeforeTheEnd() async throws {
         let clock = TestClock()
         try await withSerialTasks { () async throws in
@@ -67,7 +67,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func consumerCancelled_cancelsTheRunningTransform_andTheUpstreamOnce() async throws {
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
@@ -93,7 +93,7 @@ import Testing
 
     // MARK: - Failures
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func throwingTransform_errorOfTheCurrentTransformEndsTheStream() async throws {
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -110,7 +110,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func throwingTransform_cancelledByANewerElement_isNotAnError() async throws {
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -128,7 +128,7 @@ import Testing
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func upstreamFailure_cancelsTheTransform_andIsRethrownWithItsType() async throws {
         let box = SinkBox<Int, TestError>()
         let transformCancelled = Signal()
@@ -161,7 +161,7 @@ import Testing
 
     /// Elements arrive while transforms finish: never a result of an older element after a newer
     /// one's, each at most once, and the last element's result always arrives.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func racingTransforms_neverEmitAStaleResult_andTheLastResultAlwaysArrives() async {
         for _ in 0..<500 {
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -193,7 +193,7 @@ import Testing
     /// (Counting against `started` read right after the teardown raced with a transform task the
     /// upstream loop had created just before it: that failed once under TSan in CI.) A transform
     /// left running keeps its closure, so this test would then hit its time limit.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func consumerCancelledAtAnyPoint_tearsDownOnce_andLeavesNoTransformRunning() async {
         for round in 0..<300 {
             let probe = StreamProbe()
@@ -220,7 +220,7 @@ import Testing
     /// A consumer task iterating `probed.mapLatest`, whose transform counts its starts and ends.
     /// The returned signal opens when the transform closure is released: only the stream and the
     /// operator's tasks hold it (its canary is not kept here).
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     static func consumeMapLatest(
         of probe: StreamProbe, box: SinkBox<Int, Never>, started: Counter, ended: Counter
     ) -> (consumer: Task<Void, Never>, transformReleased: Signal) {
@@ -238,7 +238,7 @@ import Testing
 
     // MARK: - collectLatest
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func collectLatest_runsTheActionForTheNewestElement_cancellingTheOlder() async throws {
         let clock = TestClock()
         let completed = Collected<Int>()
@@ -267,7 +267,7 @@ import Testing
         #expect(cancelled.values == [1])
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesClock, *)
     @Test func collectLatestWeak_ownerReleased_endsTheLoopAndTearsTheSourceDown() async throws {
         let probe = StreamProbe()
         let box = SinkBox<String, Never>()
@@ -330,7 +330,7 @@ import Testing
 
     /// The action borrows the owner for its call (like `forEach(weak:)`), so a running action is
     /// stopped by the bag (`cancelAll()`, or the owner's death once no action holds it).
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesClock, *)
     @Test func collectLatestWeak_bagCancelled_cancelsTheRunningActionAndTearsTheSourceDown() async throws {
         let probe = StreamProbe()
         let box = SinkBox<String, Never>()

@@ -5,7 +5,7 @@ import Observation
 import Testing
 
 /// A `@MainActor` view model, as SwiftUI code writes them.
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 @MainActor @Observable final class SearchFieldModel {
     var query = ""
     var isEditing = false
@@ -17,7 +17,7 @@ import Testing
     static let shared = ModelActor()
 }
 
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 @ModelActor @Observable final class CounterModel {
     var value = 0
 }
@@ -26,7 +26,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct ObservationsTests {
     // MARK: - Values
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func currentValueFirst_thenOneValuePerTransaction() async {
         weak var released: SearchFieldModel?
         do {
@@ -54,7 +54,7 @@ import Testing
         #expect(released == nil)
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func unbounded_slowConsumer_losesNothing() async {
         weak var released: SearchFieldModel?
         do {
@@ -80,7 +80,7 @@ import Testing
         #expect(released == nil)
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func latest_slowConsumer_getsTheNewestValue() async {
         weak var released: SearchFieldModel?
         do {
@@ -104,7 +104,7 @@ import Testing
         #expect(released == nil)
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func onlyThePropertiesReadAreObserved() async {
         let model = SearchFieldModel()
         let (reads, readsContinuation) = AsyncStream.makeStream(of: Bool.self)
@@ -121,7 +121,7 @@ import Testing
         #expect(await iterator.next() == true)
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func cold_eachIteratorHasItsOwnTracking() async {
         let model = SearchFieldModel()
         let stream = observations(of: model, buffering: .unbounded) { $0.query }
@@ -136,7 +136,7 @@ import Testing
         #expect(await second.next() == "y")
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @ModelActor func modelIsolatedToAnotherGlobalActor_isReadThere() async {
         weak var released: CounterModel?
         do {
@@ -155,7 +155,7 @@ import Testing
 
     // MARK: - Lifetime
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func modelDeallocated_streamFinishes() async {
         weak var released: SearchFieldModel?
         var model: SearchFieldModel? = SearchFieldModel()
@@ -167,7 +167,7 @@ import Testing
         #expect(await iterator.next() == nil)                      // and ends when it goes away
     }
 
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func consumerLeaves_laterChangesDoNothing_andNoMisuseIsReported() async throws {
         let model = SearchFieldModel()
         try await withBridgesDiagnosticsAsFailures { () async throws in
@@ -186,7 +186,7 @@ import Testing
 
     /// The consumer's task is cancelled from another thread while changes fire on the main actor:
     /// the stream ends, no misuse is reported, and neither the model nor the stream is kept alive.
-    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    @available(BridgesObservation, *)
     @Test @MainActor func consumerCancelledWhileChangesFire_endsCleanly() async throws {
         try await withBridgesDiagnosticsAsFailures { () async throws in
             for round in 0..<200 {

@@ -9,10 +9,10 @@ import Glibc
 
 /// What the waiter threads of `waitersThatSleep_areAllWokenInTurn` share.
 final class WaiterContext: @unchecked Sendable {  // `entered` only under `lock`; `paths` locks itself
-    let lock: UnsafeMutablePointer<PlatformLock>
+    let lock: Lock
     var entered = 0
     let paths = ThreadPaths()
-    init(lock: UnsafeMutablePointer<PlatformLock>) { self.lock = lock }
+    init(lock: Lock) { self.lock = lock }
 }
 
 /// Starts a pthread that records its /proc path, then takes the lock, counts itself, releases.
@@ -22,9 +22,7 @@ func startWaiter(_ context: WaiterContext) -> pthread_t {
     let error = pthread_create(&thread, nil, { argument in
         let context = Unmanaged<WaiterContext>.fromOpaque(argument!).takeRetainedValue()
         context.paths.append(currentThreadPath())
-        _lock(context.lock)
-        context.entered += 1
-        _unlock(context.lock)
+        context.lock.withLock { context.entered += 1 }
         return nil
     }, argument)
     precondition(error == 0, "pthread_create failed with error \(error)")
@@ -95,7 +93,7 @@ struct PlatformLockTests {
         DispatchQueue.concurrentPerform(iterations: 10) { index in
             let slot = slots[index % slots.count]
             for _ in 0..<10_000 {
-                _StripedLocks.withLock(for: slot) { slot.value += 1 }
+                Lock.striped(for: slot).withLock { slot.value += 1 }
             }
         }
         #expect(slots.map(\.value) == Array(repeating: 20_000, count: 5))
@@ -115,21 +113,22 @@ struct PlatformLockTests {
     /// queue, where at most two of the four run at once on two cores, it let the mutant pass.)
     @Test func waitersThatSleep_areAllWokenInTurn() {
         for round in 0..<20 {
-            let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
-            _initializeLock(lock)
+            let word = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
+            let lock = Lock.initialize(word)
             let context = WaiterContext(lock: lock)
-            _lock(lock)
-            let threads = (0..<4).map { _ in startWaiter(context) }
-            // A gate, not a timer: every waiter asleep in the kernel, on the lock.
-            while !(context.paths.count == 4 && context.paths.all(isAsleepInTheKernel)) { sched_yield() }
-            #expect(_bridges_lock_word(lock) == 2, "round \(round): sleepers announce themselves")
-            #expect(context.entered == 0, "round \(round): nobody got in while the lock was held")
-            _unlock(lock)
+            let threads = lock.withLock {
+                let threads = (0..<4).map { _ in startWaiter(context) }
+                // A gate, not a timer: every waiter asleep in the kernel, on the lock.
+                while !(context.paths.count == 4 && context.paths.all(isAsleepInTheKernel)) { sched_yield() }
+                #expect(_bridges_lock_word(word) == 2, "round \(round): sleepers announce themselves")
+                #expect(context.entered == 0, "round \(round): nobody got in while the lock was held")
+                return threads
+            }
             for thread in threads { pthread_join(thread, nil) }  // a lost wake-up leaves one here
             #expect(context.entered == 4)
-            #expect(_bridges_lock_word(lock) == 0)
-            _destroyLock(lock)
-            lock.deallocate()
+            #expect(_bridges_lock_word(word) == 0)
+            lock.destroy()
+            word.deallocate()
         }
     }
 
@@ -137,22 +136,65 @@ struct PlatformLockTests {
     /// futex lock keeps that check.
     @Test func destroyingAHeldLock_stopsTheProcess() async {
         await #expect(processExitsWith: .failure) {
-            let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
-            _initializeLock(lock)
-            _lock(lock)
-            _destroyLock(lock)
+            let lock = Lock.initialize(.allocate(capacity: 1))
+            lock.withLock { lock.destroy() }
         }
     }
+    #endif
 
-    @Test func tryLock_failsWhileHeld_succeedsWhenFree() {
-        let lock = UnsafeMutablePointer<PlatformLock>.allocate(capacity: 1)
-        _initializeLock(lock)
-        defer { _destroyLock(lock); lock.deallocate() }
-        #expect(_tryLock(lock))
-        #expect(!_tryLock(lock))
-        _unlock(lock)
-        #expect(_tryLock(lock))
-        _unlock(lock)
+    @Test func isHeld_whileHeld_byAnyThread() {
+        let state = LockedState(0)
+        #expect(!state.lock.isHeld)
+        state.withLock { _ in #expect(state.lock.isHeld) }
+        #expect(!state.lock.isHeld)
+    }
+
+    #if DEBUG && (os(Linux) || os(Android))
+    /// Debug builds stop, with a message, where a lock is misused: taking it again on the thread
+    /// that holds it (which would deadlock) and releasing it from a thread that does not hold it.
+    @Test func debugBuilds_stopWhenTheHolderTakesTheLockAgain() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let state = LockedState(0)
+            state.withLock { _ in state.withLock { $0 += 1 } }
+        }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
+            .contains("a Bridges lock was taken again by the thread that holds it"))
+    }
+
+    @Test func debugBuilds_stopWhenAThreadReleasesALockItDoesNotHold() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = Lock.initialize(.allocate(capacity: 1))
+            lock.unlock()
+        }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
+            .contains("a Bridges lock was released by a thread that does not hold it"))
+    }
+
+    @Test func debugBuilds_stopWhenAnotherThreadReleasesTheHoldersLock() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let held = UnsafeMutablePointer<Lock>.allocate(capacity: 1)
+            held.initialize(to: Lock.initialize(.allocate(capacity: 1)))
+            held.pointee.lock()
+            var other = pthread_t()
+            pthread_create(&other, nil, { argument in
+                argument!.assumingMemoryBound(to: Lock.self).pointee.unlock()  // stops the process
+                return nil
+            }, held)
+            pthread_join(other, nil)
+        }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
+            .contains("a Bridges lock was released by a thread that does not hold it"))
     }
     #endif
+
+    /// A stripe, taken for two objects that share it, excludes them from each other (it is one
+    /// lock), yet each object's stripe is the same for its whole life.
+    @Test func stripes_sameForAnObjectsLife_andSharedWithinTheTable() {
+        final class Object {}
+        let objects = (0..<(4 * Lock.stripeCount)).map { _ in Object() }
+        let words = objects.map { Lock.striped(for: $0).word }
+        #expect(objects.map { Lock.striped(for: $0).word } == words)
+        #expect(Set(words).count <= Lock.stripeCount)
+        #expect(Set(words).count > 1)
+    }
 }

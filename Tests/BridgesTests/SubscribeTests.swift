@@ -67,7 +67,7 @@ struct SubscribeTests {
     @Test func cancel_runsTheCallbackStreamTeardown() async {
         let started = LifetimeGate()
         let tornDown = LifetimeGate()
-        let sinkBox = LockedState<CallbackStream<Int, Never>.Sink?>.create(nil)
+        let sinkBox = LockedState<CallbackStream<Int, Never>.Sink?>(nil)
         let stream = CallbackStream<Int, Never> { sink in
             sinkBox.withLock { $0 = sink }
             started.open()
@@ -129,7 +129,7 @@ struct SubscribeTests {
         let queue = DispatchQueue(label: "subscribe-cancel-queue")
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
-        let tokenBox = LockedState<Cancellation?>.create(nil)
+        let tokenBox = LockedState<Cancellation?>(nil)
         let token = source.stream.subscribe(on: .queue(queue), onElement: { value in
             events.record(.element(value))
             if value == 2 { tokenBox.withLock { $0 }?.cancel() }  // on the queue, inside a delivery

@@ -24,7 +24,7 @@ struct WeakOwnerStressTests {
             let deinitGate = LifetimeGate()
             let taskEnded = LifetimeGate()
             let calls = LifetimeRecorder<Int>()
-            let box = LockedState<PlainOwner?>.create(PlainOwner(deinitGate: deinitGate))
+            let box = LockedState<PlainOwner?>(PlainOwner(deinitGate: deinitGate))
             // Only `box` holds the owner, and nothing but the owner holds its bag.
             Self.startLoop(owner: box.withLock { $0 }!, stream: stream, calls: calls, probe: DeinitSignal(taskEnded))
             let stopperDone = LifetimeGate()

@@ -10,7 +10,7 @@ final class LifetimeGate: Sendable {
         var waiters: [UnsafeContinuation<Void, Never>] = []
     }
 
-    private let state = LockedState<State>.create(State())
+    private let state = LockedState<State>(State())
 
     init() {}
 
@@ -44,7 +44,7 @@ final class LifetimeRecorder<Value: Sendable>: Sendable {
         var waiters: [(count: Int, continuation: UnsafeContinuation<Void, Never>)] = []
     }
 
-    private let state = LockedState<State>.create(State())
+    private let state = LockedState<State>(State())
 
     init() {}
 

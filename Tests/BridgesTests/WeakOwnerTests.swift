@@ -101,7 +101,7 @@ struct WeakOwnerForEachTests {
     @Test func viewModel_onCallbackStream_teardownRunsWhenOwnerGoes() async {
         let started = LifetimeGate()
         let tornDown = LifetimeGate()
-        let sinkBox = LockedState<CallbackStream<[Int], Never>.Sink?>.create(nil)
+        let sinkBox = LockedState<CallbackStream<[Int], Never>.Sink?>(nil)
         let stream = CallbackStream<[Int], Never>(buffering: .latest) { sink in
             sinkBox.withLock { $0 = sink }
             started.open()

@@ -183,7 +183,7 @@ struct WithCompletionTests {
     /// call per iteration, with the value or CancellationError, never both and never neither.
     @Test func race_finishVersusCancel_10_000_iterations_completesExactlyOnce() async {
         let iterations = 10_000
-        let calls = LockedState<[[CompletionOutcome]]>.create(Array(repeating: [], count: iterations))
+        let calls = LockedState<[[CompletionOutcome]]>(Array(repeating: [], count: iterations))
         let delivered = LifetimeRecorder<Int>()
         let tasksEnded = LifetimeRecorder<Int>()
         let cancelsDone = LifetimeRecorder<Int>()

@@ -32,7 +32,7 @@ func searchAsYouType<H: SearchScreenHarness>(_ harness: H) async {
 
 @Suite("Example: SearchScreen", .timeLimit(.minutes(3)))
 struct SearchScreenTests {
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func asyncViewModel() async {
         await searchAsYouType(AsyncSearchHarness())
     }
@@ -45,7 +45,7 @@ struct SearchScreenTests {
 
     /// Bridges' `debounce` and `collectLatest(weak:in:)` in the async model: releasing the model
     /// while a query waits out its debounce window cancels that timer and stops the pipeline.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func asyncViewModel_releasedMidDebounce_cancelsTheTimerAndStopsThePipeline() async {
         let harness = AsyncSearchHarness()
         await harness.run {
@@ -59,7 +59,7 @@ struct SearchScreenTests {
         }
     }
 
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @available(BridgesTypedSequence, *)
     @Test func exampleRunReportsTheSameTranscriptForBoth() async {
         let report = await runSearchScreen(log: { _ in })
         #expect(report.async == .expected)

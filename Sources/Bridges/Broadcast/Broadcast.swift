@@ -54,10 +54,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///   - replay: How many of the most recent elements a new subscriber receives first.
     ///   - line: Call site reported with any misuse; leave the default.
     ///   - fileID: Call site reported with any misuse; leave the default.
-    /// - Precondition: `replay >= 0`.
+    /// - Precondition: `replay >= 0`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
     public init(replay: Int = 0, fileID: String = #fileID, line: UInt = #line) {
-        precondition(replay >= 0, "Broadcast(replay:): replay must be ≥ 0, got \(replay)")
-        state = .create(Machine(replay: replay))
+        if replay < 0 { _argumentError("Broadcast(replay:): replay must be ≥ 0, got \(replay)", fileID: fileID, line: line) }
+        state = LockedState(Machine(replay: replay))
         site = CallSite(fileID: fileID, line: line)
     }
 

@@ -15,8 +15,8 @@
 /// ```
 public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConvertible {
     // @unchecked Sendable: `action` and `cancelled` are read and written only with this object's
-    // lock from `_StripedLocks` held (a shared, never-freed table: a token allocates no lock of
-    // its own, so `Cancellation {}` is one allocation and no mutex init/destroy).
+    // stripe held (`Lock.striped(for:)`, a shared, never-freed table: a token allocates no lock
+    // of its own, so `Cancellation {}` is one allocation and no mutex init/destroy).
 
     /// The action, until `cancel()` takes it (exactly once: moved out under the lock).
     @usableFromInline @exclusivity(unchecked) var action: (@Sendable () -> Void)?
@@ -54,12 +54,12 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
 
     /// Whether ``cancel()`` has been called.
     public var isCancelled: Bool {
-        _StripedLocks.withLock(for: self) { cancelled }
+        Lock.striped(for: self).withLock { cancelled }
     }
 
     /// Runs the action if this is the first call; otherwise does nothing.
     public func cancel() {
-        let action: (@Sendable () -> Void)? = _StripedLocks.withLock(for: self) {
+        let action: (@Sendable () -> Void)? = Lock.striped(for: self).withLock {
             guard !cancelled else { return nil }
             cancelled = true
             let action = self.action

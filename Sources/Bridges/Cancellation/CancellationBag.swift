@@ -17,7 +17,7 @@ public final class CancellationBag: Sendable, CustomStringConvertible {
         var pruneAt = 16
     }
 
-    private let state = LockedState<State>.create(State())
+    private let state = LockedState<State>(State())
 
     public init() {}
 

@@ -112,7 +112,7 @@ public enum Diagnostics {
         init(_ handler: @escaping Handler) { self.handler = handler }
     }
 
-    private static let global = LockedState<HandlerBox>.create(HandlerBox(Diagnostics.platformHandler))
+    private static let global = LockedState<HandlerBox>(HandlerBox(Diagnostics.platformHandler))
 
     @usableFromInline @TaskLocal static var taskHandler: Handler?
 

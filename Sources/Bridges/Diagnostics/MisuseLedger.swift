@@ -39,7 +39,7 @@ package enum MisuseLedger {
         var sweepAt = 64
     }
 
-    static let table = LockedState<Table>.create(Table())
+    static let table = LockedState<Table>(Table())
 
     /// Records one occurrence of `kind` on `bridge`. Returns the shared counter when this is
     /// the first occurrence (the caller delivers the report), nil when it was only counted.

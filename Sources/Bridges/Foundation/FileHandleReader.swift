@@ -33,7 +33,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
     private let decode: @Sendable (Data?) -> [Element]
 
     private init(handle: Handoff<FileHandle>, wake: (Int32, Int32), site: CallSite, decode: @escaping @Sendable (Data?) -> [Element]) {
-        self.handle = .create(handle)
+        self.handle = LockedState(handle)
         self.descriptor = handle.value.fileDescriptor
         (self.wakeRead, self.wakeWrite) = wake
         self.site = site
@@ -155,6 +155,7 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
         let capacity = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         defer { buffer.deallocate() }
+        var pollable = true  // false: an open descriptor `poll` cannot watch (macOS: a terminal)
         while true {
             if gate.isStopped { return .cancelled }
             // No credit: poll the wake-up pipe only; the credit that comes back resumes the gate,
@@ -164,10 +165,10 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&fds, credits > 0 ? 2 : 1, -1)
+            let ready = pollable ? poll(&fds, credits > 0 ? 2 : 1, -1) : _selectReadable(&fds, credits > 0 ? 2 : 1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                return .failed("poll: " + String(cString: strerror(errno)))
+                return .failed((pollable ? "poll: " : "select: ") + String(cString: strerror(errno)))
             }
             if fds[0].revents != 0 {
                 drainWake()
@@ -176,6 +177,11 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
             let events = Int32(fds[1].revents)
             guard credits > 0, events != 0 else { continue }
             if events & Int32(POLLNVAL) != 0 {
+                // macOS `poll` answers POLLNVAL for character devices; `select` watches them.
+                if pollable && fcntl(descriptor, F_GETFD) != -1 {
+                    pollable = false
+                    continue
+                }
                 return .failed("the descriptor is not open (closed before or while it was being read)")
             }
             var wanted = capacity
@@ -206,6 +212,38 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
     }
 }
 
+/// `poll(&fds, count, -1)` through `select`, for an open descriptor `poll` cannot watch (macOS
+/// `poll` answers `POLLNVAL` for character devices, a terminal included; `select` watches them):
+/// sets `revents` to `POLLIN` for each readable descriptor and returns how many there are, or -1
+/// with `errno` (`EINVAL` for a descriptor from `FD_SETSIZE` up).
+func _selectReadable(_ fds: inout [pollfd], _ count: Int) -> Int32 {
+    #if _endian(big)
+    errno = ENOSYS  // the bit arithmetic below is little-endian's
+    return -1
+    #else
+    let watched = fds.prefix(count).map { Int($0.fd) }
+    guard let highest = watched.max(), highest < Int(FD_SETSIZE), watched.allSatisfy({ $0 >= 0 }) else {
+        errno = EINVAL
+        return -1
+    }
+    // Descriptor n is bit n of the set counted from its first byte: `FD_SET` on a little-endian
+    // machine, whether the set is made of 32-bit words (Darwin) or 64-bit ones (glibc).
+    var set = fd_set()
+    withUnsafeMutableBytes(of: &set) { bytes in
+        for fd in watched { bytes[fd / 8] |= UInt8(1) << (fd % 8) }
+    }
+    let ready = select(Int32(highest + 1), &set, nil, nil, nil)
+    guard ready >= 0 else { return ready }
+    withUnsafeBytes(of: &set) { bytes in
+        for i in 0..<count {
+            let fd = watched[i]
+            fds[i].revents = bytes[fd / 8] & (UInt8(1) << (fd % 8)) != 0 ? Int16(POLLIN) : 0
+        }
+    }
+    return ready
+    #endif
+}
+
 /// `FIONREAD`. On Apple platforms it is a function-like macro (`_IOR('f', 127, int)`), which
 /// Swift does not import: its value, spelled out.
 #if canImport(Darwin)
@@ -216,7 +254,7 @@ private let _fionread = UInt(FIONREAD)
 
 /// The file descriptors a loop is reading now: a second loop on one of them is refused.
 package enum _ReadingDescriptors {
-    private static let reading = LockedState<Set<Int32>>.create([])
+    private static let reading = LockedState<Set<Int32>>([])
 
     static func claim(_ descriptor: Int32) -> Bool { reading.withLock { $0.insert(descriptor).inserted } }
     static func release(_ descriptor: Int32) { _ = reading.withLock { $0.remove(descriptor) } }

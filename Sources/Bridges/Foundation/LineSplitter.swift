@@ -4,7 +4,7 @@ import Foundation
 /// Splits bytes into lines across chunk boundaries. Fed only from the reader thread; the lock
 /// makes that assumption unnecessary.
 final class LineSplitter: Sendable {
-    private let pending = LockedState<[UInt8]>.create([])
+    private let pending = LockedState<[UInt8]>([])
 
     /// Returns the complete lines in `data`; empty `data` (end of file) flushes the last line.
     func feed(_ data: Data) -> [String] {

@@ -41,7 +41,7 @@ import Observation
 ///   - fileID: Call site reported with any misuse; leave the default.
 ///   - line: Call site reported with any misuse; leave the default.
 ///   - read: Reads the value from the model; called once per value, in `isolation`.
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 public func observations<Model: AnyObject & Observable & Sendable, Value: Sendable>(
     of model: Model,
     buffering: BufferingPolicy = .latest,
@@ -77,7 +77,7 @@ private final class ObservationRead<Model, Value>: @unchecked Sendable {
 
 /// One iteration's tracking: read with tracking on the actor, yield, and read again after the
 /// next change, until stopped or the model is gone.
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 private final class ObservationTracker<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
     private let model: WeakReference<Model>
     private let read: ObservationRead<Model, Value>
@@ -131,7 +131,7 @@ private final class ObservationTracker<Model: AnyObject & Sendable, Value: Senda
 
 /// Held by one tracking's `onChange` closure: the registrar releases it after the change fires,
 /// or, without firing, when the model is deallocated, which ends the stream.
-@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+@available(BridgesObservation, *)
 private final class ChangeSignal<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
     private weak let tracker: ObservationTracker<Model, Value>?
     private let fired = LockedState(false)

@@ -1,5 +1,4 @@
-// `throws(Failure)`: AsyncSequence.Failure (typed throws) is new in macOS 15 / iOS 18
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@available(BridgesTypedSequence, *)
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Runs `action` for each element, cancelling the action still running for the previous
     /// element when a new one arrives (Kotlin's `collectLatest`); returns when the upstream has
@@ -19,6 +18,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Built on `mapLatest(_:)`: each action runs
     /// in its own task, off the caller's actor (an isolated closure hops to its actor). Cancelling
     /// the calling task cancels the upstream and the running action. Throws the upstream's failure.
+    ///
+    /// - Availability: this form, which throws the upstream's own `Failure` (nothing for a
+    ///   sequence that cannot fail), needs `AsyncSequence.Failure` (macOS 15, iOS 18, tvOS 18,
+    ///   watchOS 11, visionOS 2). Below, the same call resolves to the throwing form
+    ///   (`async throws`, `any Error`).
     @inlinable
     public func collectLatest(
         fileID: String = #fileID,
@@ -27,9 +31,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) async throws(Failure) {
         for try await _ in mapLatest(fileID: fileID, line: line, action) {}
     }
+}
 
+extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// `collectLatest(_:)` with an action that throws: its first
-    /// error (from the action of the newest element) ends the loop and is rethrown.
+    /// error (from the action of the newest element) ends the loop and is rethrown. Available at
+    /// the package's floor; a non-throwing action takes this form where `AsyncSequence.Failure`
+    /// is not available.
     @inlinable
     public func collectLatest(
         fileID: String = #fileID,
@@ -64,6 +72,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   cancels the running search as soon as the owner is deallocated.
     /// - Requires a `Sendable` owner (a `@MainActor` class, an actor, a `Sendable` class), like
     ///   `forEach(weak:in:)`. The upstream's failure ends the loop (it is not reported).
+    /// - Available at the package's floor.
     @discardableResult
     public func collectLatest<Owner: AnyObject & Sendable>(
         weak owner: Owner,
@@ -74,9 +83,10 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         @_inheritActorContext _ action: @escaping @Sendable @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
         let reference = WeakReference(owner)
-        return mapLatest(fileID: fileID, line: line) { element in
-            guard let owner = reference.object else { return }
+        return _mapLatest(buffering: .unbounded, fileID: fileID, line: line, mapFailure: { $0 }) { element -> Result<Void, any Error> in
+            guard let owner = reference.object else { return .success(()) }
             await action(owner, element)
+            return .success(())
         }
         .forEach(weak: owner, in: bag, isolation: isolation, fileID: fileID, line: line) { _, _ in }
     }

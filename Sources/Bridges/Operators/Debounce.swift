@@ -25,8 +25,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - With swift-async-algorithms also imported, its `debounce(for:tolerance:clock:)` has the
     ///   same spelling: the result type chooses (`let s: CallbackStream<…> = …`).
     ///
-    /// - Precondition: `interval` is not negative.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // Clock (13), and AsyncSequence.Failure (15)
+    /// - Precondition: `interval` is not negative; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
+    /// - Availability: macOS 13, iOS 16, tvOS 16, watchOS 9 (`Clock`). This form, whose stream
+    ///   fails with the upstream's own `Failure`, needs `AsyncSequence.Failure` (macOS 15, iOS 18,
+    ///   tvOS 18, watchOS 11, visionOS 2); below, the same call gives a stream that fails with
+    ///   `any Error`.
+    @available(BridgesTypedSequence, *)
     @inlinable
     public func debounce<C: Clock>(
         for interval: C.Duration,
@@ -36,11 +41,52 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Element, Failure> {
-        precondition(interval >= .zero, "debounce(for:clock:): interval must not be negative, got \(interval)")
+        _debounce(
+            for: interval, tolerance: tolerance, clock: clock, buffering: buffering, fileID: fileID, line: line,
+            mapFailure: { $0 as! Failure }
+        )
+    }
+
+    /// ``debounce(for:tolerance:clock:buffering:fileID:line:)`` where `AsyncSequence.Failure` is
+    /// not available (macOS 13–14, iOS 16–17, tvOS 16–17, watchOS 9–10): the stream fails with
+    /// `any Error`, the upstream's failure. The behaviour is the same.
+    @available(BridgesClock, *)
+    @_disfavoredOverload
+    @inlinable
+    public func debounce<C: Clock>(
+        for interval: C.Duration,
+        tolerance: C.Duration? = nil,
+        clock: C,
+        buffering: BufferingPolicy = .unbounded,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) -> CallbackStream<Element, any Error> {
+        _debounce(
+            for: interval, tolerance: tolerance, clock: clock, buffering: buffering, fileID: fileID, line: line,
+            mapFailure: { $0 }
+        )
+    }
+
+    /// The one implementation of `debounce`. `mapFailure` turns what the upstream's loop threw
+    /// (only ever the upstream's own failure) into the stream's failure.
+    @available(BridgesClock, *)
+    @usableFromInline
+    func _debounce<C: Clock, F: Error>(
+        for interval: C.Duration,
+        tolerance: C.Duration?,
+        clock: C,
+        buffering: BufferingPolicy,
+        fileID: String,
+        line: UInt,
+        mapFailure: @escaping @Sendable (any Error) -> F
+    ) -> CallbackStream<Element, F> {
+        if interval < .zero {
+            _argumentError("debounce(for:clock:): interval must not be negative, got \(interval)", fileID: fileID, line: line)
+        }
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
-            let state = LockedState(DebounceStateMachine<Element, Failure, C.Instant>())
+            let state = LockedState(DebounceStateMachine<Element, F, C.Instant>())
             let upstream = Task {
-                var failure: Failure?
+                var failure: F?
                 do {
                     for try await element in self {
                         let deadline = clock.now.advanced(by: interval)
@@ -53,7 +99,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             let timer = Task {
                                 var sleptUntil: C.Instant?
                                 while true {
-                                    var outbox = Outbox<Element, Failure>()
+                                    var outbox = Outbox<Element, F>()
                                     let action = state.withLock { machine in
                                         let action = machine.timerTick(sleptUntil: sleptUntil)
                                         if case .fired(true) = action { machine.emissions.decide(into: sink, &outbox) }
@@ -77,9 +123,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         }
                     }
                 } catch {
-                    failure = (error as! Failure)  // the loop rethrows only the upstream's own error
+                    failure = mapFailure(error)
                 }
-                var outbox = Outbox<Element, Failure>()
+                var outbox = Outbox<Element, F>()
                 let timer = state.withLock { machine in
                     let (mustDeliver, timer) = machine.upstreamEnded(failure)
                     if mustDeliver { machine.emissions.decide(into: sink, &outbox) }

@@ -1,5 +1,4 @@
-// `Failure`: AsyncSequence.Failure (typed throws) is new in macOS 15 / iOS 18
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@available(BridgesTypedSequence, *)
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Transforms each element with `transform`, cancelling the transform still running for the
     /// previous element when a new one arrives (Combine's `map` + `switchToLatest`, Kotlin's
@@ -26,6 +25,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// - `buffering` is the policy of the results the consumer has not taken yet (`.unbounded`:
     ///   at most one result per upstream element). A waiting policy keeps every result but cannot
     ///   pause the upstream: this operator must read ahead to cancel.
+    /// - Availability: this form, whose stream fails with the upstream's own `Failure`, needs
+    ///   `AsyncSequence.Failure` (macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2). Below, the
+    ///   same call resolves to the throwing form, whose stream fails with `any Error`.
     @inlinable
     public func mapLatest<Output: Sendable>(
         buffering: BufferingPolicy = .unbounded,
@@ -33,14 +35,20 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         line: UInt = #line,
         _ transform: @escaping @Sendable (Element) async -> Output
     ) -> CallbackStream<Output, Failure> {
-        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 }) { element in
+        _mapLatest(buffering: buffering, fileID: fileID, line: line, mapFailure: { $0 as! Failure }) { element in
             .success(await transform(element))
         }
     }
+}
 
+extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// `mapLatest(_:)`, with a transform that
     /// throws: the first error of a current transform ends the stream with it. A transform that
     /// throws because it was cancelled by a newer element is not an error: its result is discarded.
+    ///
+    /// Available at the package's floor: the stream fails with `any Error` (the upstream's
+    /// failure or the transform's). A non-throwing transform takes this form where
+    /// `AsyncSequence.Failure` is not available.
     @inlinable
     public func mapLatest<Output: Sendable>(
         buffering: BufferingPolicy = .unbounded,
@@ -58,12 +66,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// critical section, acted on (consumer resumed, teardown run) outside it.
     /// The transform returns a `Result` rather than throwing a typed error: a typed-throws function
     /// type needs the macOS 15 / iOS 18 runtime, and this runs back to macOS 10.15 / iOS 13.
+    /// `mapFailure` turns what the upstream's loop threw (only ever the upstream's own failure)
+    /// into the stream's failure.
     @usableFromInline
     func _mapLatest<Output: Sendable, F: Error>(
         buffering: BufferingPolicy,
         fileID: String,
         line: UInt,
-        mapFailure: @escaping @Sendable (Failure) -> F,
+        mapFailure: @escaping @Sendable (any Error) -> F,
         _ transform: @escaping @Sendable (Element) async -> Result<Output, F>
     ) -> CallbackStream<Output, F> {
         CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
@@ -88,7 +98,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                         state.withLock { $0.attach(task, generation: generation) }?.cancel()
                     }
                 } catch {
-                    failure = mapFailure(error as! Failure)  // the loop rethrows only the upstream's own error
+                    failure = mapFailure(error)
                 }
                 var outbox = Outbox<Output, F>()
                 let cancel = state.withLock { machine in

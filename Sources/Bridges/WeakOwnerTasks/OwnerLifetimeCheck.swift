@@ -29,7 +29,7 @@ public struct OwnerLifetimeCheck: Sendable, CustomStringConvertible {
         OwnerLifetimeCheck(enabled: true, grace: grace)
     }
 
-    private static let global = LockedState<OwnerLifetimeCheck>.create(.off)
+    private static let global = LockedState<OwnerLifetimeCheck>(.off)
 
     /// The check weak-owner tasks use when none is passed. `.off` unless you set it (in a debug
     /// build, at start-up). Read when each task starts.

@@ -18,13 +18,13 @@ public struct BridgeTimeout: Sendable, CustomStringConvertible {
     let span: String
 
     /// Waits `duration` on `clock`.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     public static func after<C: Clock>(_ duration: C.Duration, on clock: C) -> BridgeTimeout {
         BridgeTimeout(sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)", span: "\(duration)")
     }
 
     /// Waits `duration` on the continuous clock.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     public static func after(_ duration: Duration) -> BridgeTimeout {
         after(duration, on: ContinuousClock())
     }

@@ -35,6 +35,21 @@ public struct CancelledCompletion: Sendable, Hashable, CustomStringConvertible {
     public var description: String { callsHandler ? "callWithCancellationError" : "doNotCall" }
 }
 
+/// The completion handler of one `withCompletion` bridge, until cancel or finish takes it. A
+/// struct, not the optional function itself: a lock's state must not be a function type.
+@usableFromInline
+struct CompletionSlot<Success: Sendable> {
+    @usableFromInline var handler: (@Sendable (Result<Success, any Error>) -> Void)?
+
+    @usableFromInline init(handler: @escaping @Sendable (Result<Success, any Error>) -> Void) { self.handler = handler }
+
+    /// The handler, leaving the slot empty.
+    @usableFromInline mutating func take() -> (@Sendable (Result<Success, any Error>) -> Void)? {
+        defer { handler = nil }
+        return handler
+    }
+}
+
 /// The one adapter: every handler shape adapts to `Result<Success, any Error>`, and the task
 /// is an ``OwnedTask``.
 @usableFromInline
@@ -47,11 +62,11 @@ func _withCompletionCore<Success: Sendable>(
     let core = OwnedTask()
     // The handler is moved out by whichever of cancel and finish wins, so a cancelled bridge
     // releases it (and what it captured) at once, even while the work ignores cancellation.
-    let slot = LockedState<(@Sendable (Result<Success, any Error>) -> Void)?>.create(completion)
+    let slot = LockedState(CompletionSlot(handler: completion))
     let token = Cancellation {
         // `cancel()` returns once no handler call is in progress on another thread.
         guard core.cancel() else { return }
-        let completion = slot.withLock { slot in defer { slot = nil }; return slot }
+        let completion = slot.withLock { $0.take() }
         guard whenCancelled.callsHandler, let completion else { return }  // else released here
         delivery.deliver { completion(.failure(CancellationError())) }
     }
@@ -65,7 +80,7 @@ func _withCompletionCore<Success: Sendable>(
         // Decided where the handler runs: a cancel() made before this point wins.
         delivery.deliver {
             core.finish {
-                let completion = slot.withLock { slot in defer { slot = nil }; return slot }
+                let completion = slot.withLock { $0.take() }
                 completion?(result)
             }
             token.cancel()  // marks the token done; the core has ended, so nothing else runs

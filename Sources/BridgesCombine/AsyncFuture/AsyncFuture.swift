@@ -31,7 +31,7 @@ import Bridges
 /// ``AsyncSequencePublisher`` does: a `sink` written in a `@MainActor` view model (which Swift 6
 /// checks at run time) runs on the main actor. `operation` itself is `@Sendable` and runs off
 /// the caller's actor unless it is isolated.
-public struct AsyncFuture<Output, Failure: Error>: Publisher, Sendable {
+public struct AsyncFuture<Output: Sendable, Failure: Error>: Publisher, Sendable {
     private let publisher: AsyncSequencePublisher<OperationSequence<Output, Failure>, Failure>
 
     /// A publisher that runs `operation` for each subscriber and sends its result.

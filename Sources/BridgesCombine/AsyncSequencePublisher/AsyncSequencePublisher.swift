@@ -39,7 +39,11 @@ import Bridges
 ///   written there, which Swift 6 checks at run time, runs on the main actor), else on the
 ///   global concurrent executor. Use `receive(on:)` to hop anywhere else.
 /// - `request(.none)` is reported as `BridgeDiagnostic.Kind.invalidDemand` and ignored.
-public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Error>: Publisher, Sendable {
+/// - Elements are `Sendable`: where `next(isolation:)` is not available (below macOS 15 /
+///   iOS 18), the iterator's `next()` runs off the subscriber's actor, so each element crosses
+///   from one to the other.
+public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Error>: Publisher, Sendable
+where Base.Element: Sendable {
     public typealias Output = Base.Element
 
     private let base: Base
@@ -80,7 +84,7 @@ public struct AsyncSequencePublisher<Base: AsyncSequence & Sendable, Failure: Er
     }
 }
 
-extension AsyncSequence where Self: Sendable {
+extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// A Combine publisher over this sequence; see ``AsyncSequencePublisher``.
     ///
     /// It fails with `any Error` (whatever `next()` threw). For a sequence whose `Failure` is
@@ -105,8 +109,8 @@ extension AsyncSequence where Self: Sendable {
     }
 }
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-extension AsyncSequence where Self: Sendable, Failure == Never {
+@available(BridgesTypedSequence, *)
+extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Never {
     /// A Combine publisher over this sequence that never fails; see ``AsyncSequencePublisher``.
     public func publisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line

@@ -19,7 +19,7 @@ import Bridges
 final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: Error>:
     Subscription, @unchecked Sendable  // all mutable state is in `state`, behind its lock; the
     // subscriber inside it is only called from the iterating task, serially, as Combine requires
-{
+where Base.Element: Sendable {
     /// Erased so that the iterating task captures no subscriber metatype (which need not be Sendable).
     typealias Downstream = AnySubscriber<Base.Element, Failure>
 

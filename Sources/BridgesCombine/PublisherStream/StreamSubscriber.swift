@@ -118,7 +118,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// The stream's teardown: the consumer went away (or the stream ended). Cancels once.
     @usableFromInline
     func cancelUpstream() {
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+        let subscription = Lock.striped(for: self).withLock { () -> (any Subscription & AnyObject)? in
             defer { upstream = .done }
             if case .subscribed(let subscription) = upstream { return subscription }
             return nil
@@ -131,7 +131,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     @usableFromInline
     func receive(subscription: any Subscription) {
         let reference = StreamSubscriberUpstream.reference(to: subscription)
-        let accepted = _StripedLocks.withLock(for: self) { () -> Bool in
+        let accepted = Lock.striped(for: self).withLock { () -> Bool in
             guard case .awaiting = upstream else { return false }
             upstream = .subscribed(reference)
             return true
@@ -187,7 +187,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// also says whether the element was asked for: demand is counted once, by the stream.
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
-        let verdict = _StripedLocks.withLock(for: self) { () -> StreamSubscriberVerdict in
+        let verdict = Lock.striped(for: self).withLock { () -> StreamSubscriberVerdict in
             if case .awaiting = upstream {
                 // A broken publisher: nothing was requested, and nothing could be. End here,
                 // so that the consumer does not wait forever for a subscription.
@@ -223,7 +223,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         // The subscription is moved out and released here, after the lock: if this was its last
         // reference, its deinit must not run under a striped lock (it might take one itself,
         // and the stripe it picks can be this one).
-        let subscription = _StripedLocks.withLock(for: self) { () -> (any Subscription & AnyObject)? in
+        let subscription = Lock.striped(for: self).withLock { () -> (any Subscription & AnyObject)? in
             guard case .subscribed(let subscription) = upstream else { return nil }
             upstream = .done
             return subscription

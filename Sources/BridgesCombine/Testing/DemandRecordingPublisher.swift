@@ -33,7 +33,10 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
     // @unchecked: all mutable state is in `state` behind its lock; subscribers are called outside it.
 
     /// One thing a subscriber did or was sent, in the order it happened.
-    public enum Event: Hashable, Sendable, CustomStringConvertible {
+    public enum Event: Hashable, @unchecked Sendable, CustomStringConvertible {
+        // @unchecked: every payload is a `Subscribers.Demand`, a struct holding one integer (a
+        // value, safe to share). OpenCombine declares it `Sendable`; whether each Combine SDK
+        // does is not relied on, so this holds either way.
         /// A subscriber attached (it was handed its subscription).
         case subscribed
         /// A subscriber called `request(_:)` (including invalid `.none` requests).

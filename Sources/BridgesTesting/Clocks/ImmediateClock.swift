@@ -4,7 +4,7 @@
 /// with back-off, an animation delay, a poll interval. A sleep still throws
 /// `CancellationError` when its task is cancelled, so cancellation paths stay testable.
 /// `now` never moves backwards: sleeping until a past deadline leaves it unchanged.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 public final class ImmediateClock: Clock, Sendable {
     public typealias Instant = TestClock.Instant
 
@@ -21,7 +21,7 @@ public final class ImmediateClock: Clock, Sendable {
     }
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 extension Clock where Self == ImmediateClock {
     /// A new ``ImmediateClock`` at offset zero.
     public static var immediate: ImmediateClock { ImmediateClock() }

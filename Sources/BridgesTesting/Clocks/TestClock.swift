@@ -46,7 +46,7 @@
 ///
 /// Sleeps whose deadline is not after `now` return at once. The clock is `Sendable` and
 /// lock-based; any task may sleep on it and any task may advance it.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 public final class TestClock: Clock, Sendable, CustomStringConvertible {
     /// A point in virtual time: an offset from the clock's start.
     public struct Instant: InstantProtocol, CustomStringConvertible {
@@ -216,7 +216,7 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
     }
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 extension Clock where Self == TestClock {
     /// A new ``TestClock`` at offset zero.
     public static var test: TestClock { TestClock() }

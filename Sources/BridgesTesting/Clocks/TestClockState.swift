@@ -3,7 +3,7 @@
 /// Invariants: every registered sleeper's deadline is after `now` (a sleeper is popped before
 /// `now` reaches its deadline, and `now` never moves past a sleeper still registered); at most
 /// one advancer holds the turn (`isAdvancing`), the others wait in FIFO order.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 struct TestClockState {
     struct Sleeper {
         let id: UInt64

@@ -72,7 +72,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
 
         /// Waits until cancellation reaches this call; returns `false` (and records a test
         /// failure) if it does not within `timeout` of real time.
-        @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+        @available(BridgesClock, *)
         @discardableResult
         public func waitForCancellation(
             timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line
@@ -130,7 +130,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
     ///
     /// - Throws: ``FakeTimeout`` (after recording a test failure) if no call arrives within
     ///   `timeout` of real time; a safety net, so a broken test fails instead of hanging.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     public func nextInvocation(
         timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line
     ) async throws -> Invocation {

@@ -54,7 +54,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
 
         /// Waits until the code under test tears this subscription down; returns `false` (and
         /// records a test failure) if it does not within `timeout` of real time.
-        @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+        @available(BridgesClock, *)
         @discardableResult
         public func waitForTeardown(
             timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line
@@ -137,7 +137,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
     ///
     /// - Throws: ``FakeTimeout`` (after recording a test failure) if nobody subscribes within
     ///   `timeout` of real time.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     public func nextSubscription(
         timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line
     ) async throws -> Subscription {

@@ -26,7 +26,7 @@ final class Arrivals<Item: Sendable>: Sendable {
     }
 
     /// The next item not yet handed out, or nil if none arrived within `timeout` of real time.
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     func next(timeout: Duration) async -> Item? {
         while true {
             let (item, gate) = state.withLock { state -> (Item?, Gate) in

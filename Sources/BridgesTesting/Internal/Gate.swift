@@ -51,7 +51,7 @@ final class Gate: Sendable {
 
     /// Waits until the gate opens or `timeout` of real time has passed (then returns `false`),
     /// or the waiting task is cancelled (then returns `isOpen`).
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @available(BridgesClock, *)
     func wait(atMost timeout: Duration) async -> Bool {
         await wait(timer: { try await Task.sleep(for: timeout) })
     }

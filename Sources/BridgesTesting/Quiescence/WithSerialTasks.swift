@@ -73,7 +73,7 @@ public func withSerialTasks<R>(
 
 /// ``withSerialTasks(isolation:fileID:line:_:)`` with your own bound of real time for
 /// ``runUntilIdle(fileID:line:)`` and for a job that blocks the scope's executor (30 s by default).
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 public func withSerialTasks<R>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: Duration,
@@ -119,7 +119,7 @@ private func withSerialTasks<R>(
     )
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 private func seconds(_ duration: Duration) -> Double {
     let (seconds, attoseconds) = duration.components
     return Double(seconds) + Double(attoseconds) / 1e18
@@ -148,7 +148,7 @@ public func runUntilIdle(fileID: String = #fileID, line: UInt = #line) async {
 /// a failure names what did not settle: a tracked job that blocks its thread (then the scope
 /// stops serialising, so the test can end), tracked tasks that keep running (a `Task.yield()`
 /// polling loop waiting for untracked work), or a main actor that does not run.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 public func runUntilIdle(timeout: Duration, fileID: String = #fileID, line: UInt = #line) async {
     await runUntilIdle(seconds: seconds(timeout), fileID: fileID, line: line)
 }

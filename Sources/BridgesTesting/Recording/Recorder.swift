@@ -16,7 +16,7 @@
 /// The bound is a safety net, never the way a passing test waits: elements are handed over as
 /// soon as they arrive. Inside ``withSerialTasks(isolation:fileID:line:_:)``, ``expectNoMoreElements(fileID:line:)``
 /// first waits until tracked tasks are idle, so "nothing more" means nothing more was coming.
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 public final class Recorder<Element: Sendable>: Sendable {
     private enum Termination {
         case finished
@@ -196,7 +196,7 @@ public enum RecorderError: Error, Sendable {
 }
 
 #if compiler(>=6.2)
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 extension AsyncSequence where Self: Sendable, Element: Sendable, AsyncIterator: SendableMetatype {
     /// Starts recording this sequence; see ``Recorder``.
     ///
@@ -207,7 +207,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable, AsyncIterator: 
     }
 }
 #else
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Starts recording this sequence; see ``Recorder``.
     ///

@@ -4,7 +4,8 @@
 // otherwise: on the running `XCTestCase` at the exact file and line when BridgesTesting has
 // seen that test case start, else through `XCTFail` with the location in the message. Neither
 // framework's types appear in BridgesTesting's public API. Outside any test the failure is
-// printed, so a misused helper is never silent.
+// printed, so a misused helper is never silent. Both frameworks are imported unconditionally:
+// BridgesTesting is linked into test targets only, which are built at those frameworks' floors.
 import Testing
 import XCTest
 

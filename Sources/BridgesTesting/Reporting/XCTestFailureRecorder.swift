@@ -2,7 +2,10 @@
 //
 // `XCTFail` only takes a `StaticString` file, and a bridge's call site is a runtime `String`
 // (`#fileID` captured when the bridge was created), so this observes test cases as they start
-// and finish and calls `recordFailure(withDescription:inFile:atLine:expected:)` on the current one.
+// and finish and records an issue on the current one: `record(_:)` with an `XCTIssue` on Apple
+// platforms (where `recordFailure(withDescription:…)` is unavailable to Swift), and
+// `recordFailure(withDescription:inFile:atLine:expected:)` in swift-corelibs-xctest, which has
+// no `XCTIssue`.
 import XCTest
 
 enum XCTestFailureRecorder {
@@ -25,6 +28,11 @@ enum XCTestFailureRecorder {
 
     static func record(_ message: String, file: String, line: UInt) {
         guard let testCase = observer.current.withLock({ $0 }) else { return }
+        #if canImport(Darwin)
+        let location = XCTSourceCodeLocation(filePath: file, lineNumber: Int(line))
+        testCase.record(XCTIssue(type: .assertionFailure, compactDescription: message, sourceCodeContext: XCTSourceCodeContext(location: location)))
+        #else
         testCase.recordFailure(withDescription: message, inFile: file, atLine: Int(line), expected: true)
+        #endif
     }
 }

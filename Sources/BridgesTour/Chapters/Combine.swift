@@ -9,7 +9,7 @@ import Dispatch
 
 #if canImport(Combine) || OpenCombine
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
     // Every part runs first and writes its observations on both sides; then the two blocks print.
     let report = CombineReport()
@@ -39,7 +39,7 @@ final class CombineReport: @unchecked Sendable {  // used by the chapter's own t
 /// 0 and is busy with it while the subject sends 1..<10 000 in one burst; then they all go on.
 /// What each delivers is exactly what its demand and policy say, so every count is the same on
 /// every run; the chapter checks what each policy promises.
-@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
+@available(BridgesCombineValues, *)
 private func slowConsumerTable(_ report: CombineReport) async throws {
     let total = 10_000
     let subject = CombineTourSubject()
@@ -136,7 +136,7 @@ private func slowConsumerTable(_ report: CombineReport) async throws {
 
 /// The same comparison with consumers that really are slower than the producer: the lossy
 /// counts depend on scheduling (so they are printed, not checked); the lossless ones do not.
-@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
+@available(BridgesCombineValues, *)
 private func liveSlowConsumers(_ report: CombineReport) async throws {
     let total = 10_000
     let subject = CombineTourSubject()
@@ -180,7 +180,7 @@ private func liveSlowConsumers(_ report: CombineReport) async throws {
 // MARK: - Snippets for MIGRATION.md
 
 /// `valuesLoses.before`: Combine's own bridge.
-@available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *)
+@available(BridgesCombineValues, *)
 private func consumeThroughValues(_ subject: AnyPublisher<Int, Never>, show: (Int) async -> Void) async {
     // snippet:begin valuesLoses.before
     for await value in subject.values {
@@ -490,7 +490,7 @@ private extension String {
 
 #else
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 var combineChapter: Chapter { Chapter(name: "combine", title: "Publishers ⇄ AsyncSequence") {
     throw ChapterSkipped("this build has no Combine. On Linux run the tour with the OpenCombine trait: swift run --traits OpenCombine BridgesTour")
 } }

@@ -88,7 +88,7 @@ final class LegacyDownloader: Sendable {
     }
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+@available(BridgesClock, *)  // the tour measures with Clock and Duration
 var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and multi-shot callbacks → AsyncSequence") {
     let document = "<feed>" + (1...100).map { "<item\($0)/>" }.joined() + "</feed>"
     let xml = Data(document.utf8)

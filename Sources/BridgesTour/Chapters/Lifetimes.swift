@@ -150,7 +150,7 @@ final class LegacyPriceFeed: Sendable {
 
 // MARK: - The chapter
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+@available(BridgesClock, *)  // the tour measures with Clock and Duration
 var lifetimesChapter: Chapter { Chapter(name: "lifetimes", title: "Tasks that outlive their owner, and back to callbacks") {
     block(.legacy, "Task { for await … { self… } }, a hand-written completion API, sink + store(in:)")
     // 1. The leak: seven screens, seven view models still alive.

@@ -3,13 +3,13 @@ import BridgesTesting
 
 /// A search whose first call ignores cancellation: a cancelled sleep returns at once, and the
 /// stale answer is returned anyway (what many legacy-wrapping searches do).
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 private func search(_ query: String, clock: TestClock) async -> String {
     try? await clock.sleep(for: .seconds(1))
     return query.uppercased()
 }
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // TestClock (13); debounce and mapLatest (AsyncSequence.Failure, 15)
+@available(BridgesTypedSequence, *)  // TestClock (13); debounce and mapLatest (AsyncSequence.Failure, 15)
 var operatorsChapter: Chapter { Chapter(name: "operators", title: "Operators: debounce, cancel-previous (mapLatest), one upstream shared") {
     block(.legacy, "a hand-written cancel-previous loop: `current?.cancel(); current = Task { results.append(await search(q)) }`")
     let legacy = try await withSerialTasks { () async throws -> [String] in

@@ -143,7 +143,7 @@ private func runChild(_ argument: String) async throws -> (ending: String, stder
 
 // MARK: - The chapter
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+@available(BridgesClock, *)  // the tour measures with Clock and Duration
 var singleShotChapter: Chapter { Chapter(name: "single-shot", title: "Completion handler → async") {
     let client = LegacyUserClient()
 
@@ -293,7 +293,7 @@ var singleShotChapter: Chapter { Chapter(name: "single-shot", title: "Completion
     }
 } }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 extension Duration {
     /// Milliseconds, for the tour's measurements.
     var formatted: String {

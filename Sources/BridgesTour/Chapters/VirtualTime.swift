@@ -3,7 +3,7 @@ import BridgesTesting
 
 /// Debounce over any AsyncSequence on any clock: the kind of time-based code a test must not
 /// wait for in real time. (BridgesTesting ships no operators; this one is the chapter's own.)
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+@available(BridgesClock, *)
 private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     _ upstream: S, for interval: Duration, clock: C
 ) -> AsyncStream<S.Element> where S.Element: Sendable, C.Duration == Duration {
@@ -27,7 +27,7 @@ private func debounced<S: AsyncSequence & Sendable, C: Clock>(
     }
 }
 
-@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)  // the tour measures with Clock and Duration
+@available(BridgesClock, *)  // the tour measures with Clock and Duration
 var virtualTimeChapter: Chapter { Chapter(name: "testing", title: "Testing: virtual time, fakes, quiescence") {
     let wallClock = ContinuousClock()
 

@@ -1,35 +1,11 @@
-// What Bridges needs below the Swift standard library: a cheap cancellation check, a process-wide
-// flag read without a lock, and (on Linux) a four-byte lock.
-//
-// 1. The Swift concurrency runtime's own "is the current task cancelled?", without the retain and
-// release of the current task that `Task.isCancelled` pays on every call (≈ 98 instructions
-// against ≈ 30 here). `CallbackStream`'s `next()` asks it for every element.
-//
-// `swift_task_getCurrent` and `swift_task_isCancelled` are exported entry points of the
-// concurrency runtime (libswift_Concurrency), part of its stable ABI on Apple platforms, and what
-// `Task.isCancelled` itself calls. They use the Swift calling convention. The current task cannot
-// be destroyed while it runs, so its pointer is used here without a retain.
+// What Bridges needs below Swift: a process-wide flag read without a lock, and (on Linux) a
+// four-byte lock. Nothing here calls into the Swift runtime.
 #ifndef C_BRIDGES_RUNTIME_H
 #define C_BRIDGES_RUNTIME_H
 
 #include <stdbool.h>
 
-// Declared on the platforms Bridges' Swift code uses it on (`RuntimeCancellation.swift`).
-#if defined(__APPLE__) || defined(__linux__)
-
-// `swift_private`: Swift code that imports this module (Bridges' clients do, through its
-// inlinable code) sees these only under a `__` prefix, not as the runtime's own names.
-extern void *_Nullable swift_task_getCurrent(void) __attribute__((swiftcall, swift_private));
-extern bool swift_task_isCancelled(void *_Nonnull task) __attribute__((swiftcall, swift_private));
-
-/// Whether the calling code runs in a task that is cancelled; false outside any task.
-static inline __attribute__((always_inline)) bool _bridges_currentTaskIsCancelled(void) {
-    void *_Nullable task = swift_task_getCurrent();
-    return task != (void *)0 && swift_task_isCancelled(task);
-}
-#endif
-
-// 2. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
+// 1. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
 // Until one is, no task can have a task-local handler bound, so a bridge skips reading the
 // task-local (≈ 160 instructions per bridge). Set before the first binding and never cleared: a
 // task that sees a bound handler was created after the store, which task creation orders before
@@ -44,13 +20,9 @@ static inline __attribute__((always_inline)) void _bridges_noteDiagnosticsHandle
     __atomic_store_n(&_bridges_diagnosticsHandlerInstalled, true, __ATOMIC_RELEASE);
 }
 
-// 3. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes). glibc's
-// `pthread_mutex_t` is 40 bytes and pays ≈ 57 instructions per uncontended lock and unlock;
-// every stream, subscription and single-shot bridge holds one or shares one. Functions in
-// CBridgesRuntime.c, so that a ThreadSanitizer build compiles their mutex annotations: TSan then
-// models this lock as a mutex (race and lock-order reports, as for `pthread_mutex_*`) and ignores
-// the lock word's own atomics. Inlined from this header they measured no cheaper (depth.16: 169
-// Ir per element, against 164).
+// 2. A four-byte lock for Linux (Apple platforms use `os_unfair_lock`, also four bytes; glibc's
+// `pthread_mutex_t` is 40 bytes and slower), in CBridgesRuntime.c so that a ThreadSanitizer build
+// compiles its mutex annotations: TSan models it as a mutex and ignores the word's own atomics.
 #if defined(__linux__)
 #include <stdint.h>
 
@@ -65,6 +37,30 @@ uint32_t _bridges_lock_word(uint32_t *_Nonnull lock);
 void _bridges_unlock(uint32_t *_Nonnull lock);
 /// Ends a lock's life (nothing to free; tells ThreadSanitizer, in its builds).
 void _bridges_lock_destroy(uint32_t *_Nonnull lock);
+/// `_bridges_lock` and `_bridges_unlock` of a lock shared by several objects (a stripe), for the
+/// object at `sharer`: ThreadSanitizer sees a mutex of that object's own, so objects that share
+/// a stripe get no happens-before edge from it. Outside TSan builds, the same as the others.
+void _bridges_lock_shared(uint32_t *_Nonnull lock, const void *_Nonnull sharer);
+void _bridges_unlock_shared(uint32_t *_Nonnull lock, const void *_Nonnull sharer);
+#endif
+
+#if defined(__APPLE__)
+#include <os/lock.h>
+/// `os_unfair_lock_lock`/`unlock` of a lock shared by several objects, for the object at
+/// `sharer`: as on Linux, ThreadSanitizer sees a mutex of that object's own.
+void _bridges_lock_shared(os_unfair_lock *_Nonnull lock, const void *_Nonnull sharer);
+void _bridges_unlock_shared(os_unfair_lock *_Nonnull lock, const void *_Nonnull sharer);
+#endif
+
+// 3. Debug builds' checks of the lock on Linux (`os_unfair_lock` makes them itself, in every
+// build): each thread keeps the locks it holds, so that locking one it holds (a self-deadlock)
+// and unlocking one it does not hold stop with a message. Thread-local: the checks add no
+// synchronisation between threads that ThreadSanitizer would see.
+#if defined(__linux__)
+/// Notes that the calling thread is about to take `lock`; false if it already holds it.
+bool _bridges_lock_debug_acquire(const void *_Nonnull lock);
+/// Notes that the calling thread releases `lock`; false if it does not hold it.
+bool _bridges_lock_debug_release(const void *_Nonnull lock);
 #endif
 
 #endif

@@ -29,7 +29,7 @@ func _currentThreadID() -> UInt {
 /// `cancel()` on the same subscription would deadlock, as with `DispatchQueue.sync`.
 @usableFromInline
 package final class OwnedTask: Sendable {
-    @usableFromInline let state = LockedState<OwnedTaskStateMachine>.create(OwnedTaskStateMachine())
+    @usableFromInline let state = LockedState<OwnedTaskStateMachine>(OwnedTaskStateMachine())
 
     @inlinable package init() {}
 

@@ -5,11 +5,12 @@ struct SingleShotHeader<Success: Sendable, Failure: Error> {
     @usableFromInline let onLateResult: (@Sendable (Result<Success, Failure>) -> Void)?
     @usableFromInline let site: CallSite
     /// Built in the inlinable `make`, so it is specialised in the caller: a class's `deinit`
-    /// always runs unspecialised, and calling the generic storage from it cost three runtime
-    /// metadata look-ups per bridge (callgrind: 6 436 → 5 183 instructions per call). It
-    /// captures nothing (it is handed the storage), so it allocates nothing once specialised.
+    /// always runs unspecialised, and calling the generic storage from it would pay runtime
+    /// metadata look-ups per bridge. It captures nothing (it is handed the storage), so it
+    /// allocates nothing once specialised.
     @usableFromInline let released: (SingleShotStorage<Success, Failure>) -> Void
-    /// The object's striped lock, looked up once (the look-up reads a lazily initialised global).
+    /// The object's stripe (``Lock/stripe(for:)``), looked up once (the look-up reads a lazily
+    /// initialised global).
     @usableFromInline let lock: UnsafeMutablePointer<PlatformLock>
     /// Set when the frame itself noticed that the handler was released (it held the last
     /// reference, see `_bodyReturned(_:handlerReleased:)`), so the `deinit` has nothing to do.
@@ -57,7 +58,7 @@ struct SingleShotHeader<Success: Sendable, Failure: Error> {
 /// but for `releaseNoticed`, destroyed by the `deinit` and read only from the handler's paths,
 /// which cannot run after it, and by the frame while it still holds its strong reference.
 ///
-/// Every event takes the object's lock (from `_StripedLocks`: no mutex to allocate, init or
+/// Every event takes the object's lock (a stripe, ``Lock/stripe(for:)``: no mutex to allocate, init or
 /// destroy per bridge) only to run one event of the state machine, then resumes continuations,
 /// runs `Cancellation`s and calls `onLateResult` after releasing it.
 @usableFromInline
@@ -76,7 +77,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
         let buffer = create(minimumCapacity: 1) { buffer in
             SingleShotHeader(
                 onLateResult: onLateResult, site: site, released: { $0._callbackReleased() },
-                lock: _StripedLocks.lock(for: buffer)
+                lock: Lock.stripe(for: UnsafeRawPointer(Unmanaged.passUnretained(buffer).toOpaque()))
             )
         }
         // `ManagedBuffer.create` returns an instance of the class it is called on.
@@ -88,7 +89,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     /// The awaiting side's view: the addresses of the state and of the lock.
     @inlinable
     var frame: SingleShotFrame<Success, Failure> {
-        withUnsafeMutablePointers { header, machine in SingleShotFrame(machine: machine, lock: header.pointee.lock) }
+        withUnsafeMutablePointers { header, machine in SingleShotFrame(machine: machine, header: header) }
     }
 
     // Through the header's address: `header` is a `var` of `ManagedBuffer`, and reading it here
@@ -103,10 +104,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
         withUnsafeMutablePointers { header, machine in
-            let lock = header.pointee.lock
-            _lock(lock)
-            defer { _unlock(lock) }
-            return body(&machine.pointee)
+            Lock(stripe: header.pointee.lock, for: header).withLock { body(&machine.pointee) }
         }
     }
 
@@ -152,11 +150,10 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     ) -> SingleShotStateMachine<Success, Failure>.BodyAction {
         guard handlerReleased else { return withLock { $0.bodyReturned(cancellation) } }
         let (action, dropped) = withUnsafeMutablePointers { header, machine in
-            let lock = header.pointee.lock
-            _lock(lock)
-            defer { _unlock(lock) }
-            header.pointee.releaseNoticed = true
-            return (machine.pointee.bodyReturned(cancellation), machine.pointee.callbackReleased())
+            Lock(stripe: header.pointee.lock, for: header).withLock {
+                header.pointee.releaseNoticed = true
+                return (machine.pointee.bodyReturned(cancellation), machine.pointee.callbackReleased())
+            }
         }
         _perform(dropped)
         return action
@@ -195,7 +192,7 @@ struct SingleShotAnchor<Success: Sendable, Failure: Error>: @unchecked Sendable 
 }
 
 /// The awaiting side's view of a ``SingleShotStorage``: the address of its state and of its
-/// lock, and no reference at all, so the completion handler's copies can be the object's only
+/// header (which holds its lock), and no reference at all, so the completion handler's copies can be the object's only
 /// owners. Valid while its holder keeps the object (the frame, until the body returned) or its
 /// memory (a ``SingleShotAnchor``) alive.
 ///
@@ -205,22 +202,25 @@ struct SingleShotAnchor<Success: Sendable, Failure: Error>: @unchecked Sendable 
 @usableFromInline
 struct SingleShotFrame<Success: Sendable, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: the addresses stay valid while the holder keeps the object or its
-    // memory alive, and the state behind them is read and written only with `lock` held.
+    // memory alive, and the state behind them is read and written only with the lock held.
     @usableFromInline let machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>
-    @usableFromInline let lock: UnsafeMutablePointer<PlatformLock>
+    /// Read only for its `lock`, which never changes after creation.
+    @usableFromInline let header: UnsafeMutablePointer<SingleShotHeader<Success, Failure>>
 
     @inlinable
-    init(machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>, lock: UnsafeMutablePointer<PlatformLock>) {
+    init(
+        machine: UnsafeMutablePointer<SingleShotStateMachine<Success, Failure>>,
+        header: UnsafeMutablePointer<SingleShotHeader<Success, Failure>>
+    ) {
         self.machine = machine
-        self.lock = lock
+        self.header = header
     }
 
-    /// Runs one event of the state machine under the lock.
+    /// Runs one event of the state machine under the lock (the object's stripe, which
+    /// ThreadSanitizer knows by the header's address: nothing writes there after creation).
     @inlinable
     func withLock<R>(_ body: (inout SingleShotStateMachine<Success, Failure>) -> R) -> R {
-        _lock(lock)
-        defer { _unlock(lock) }
-        return body(&machine.pointee)
+        Lock(stripe: header.pointee.lock, for: header).withLock { body(&machine.pointee) }
     }
 
     /// The body threw: the result the legacy API gave inside the body, if any, else nil (the

@@ -57,30 +57,40 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// Keeps up to `capacity` elements; an element that arrives when the buffer is full is dropped.
     ///
-    /// - Precondition: `capacity >= 0`.
-    public static func dropNewest(_ capacity: Int) -> BufferingPolicy {
-        precondition(capacity >= 0, "BufferingPolicy.dropNewest(_:): capacity must be ≥ 0, got \(capacity)")
+    /// - Precondition: `capacity >= 0`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
+    public static func dropNewest(_ capacity: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
+        if capacity < 0 {
+            _argumentError("BufferingPolicy.dropNewest(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
+        }
         return BufferingPolicy(.dropNewest(capacity))
     }
 
     /// Keeps up to `capacity` elements; when the buffer is full the oldest one is dropped to make
     /// room for the new one.
     ///
-    /// - Precondition: `capacity >= 1` (with no room, there is no "oldest" to drop: use ``drop``).
-    public static func dropOldest(_ capacity: Int) -> BufferingPolicy {
-        precondition(
-            capacity >= 1,
-            "BufferingPolicy.dropOldest(_:): capacity must be ≥ 1, got \(capacity) (use .drop to keep nothing)"
-        )
+    /// - Precondition: `capacity >= 1` (with no room, there is no "oldest" to drop: use ``drop``);
+    ///   otherwise the program stops with a message naming the argument and the call's file and
+    ///   line, in every build configuration.
+    public static func dropOldest(_ capacity: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
+        if capacity < 1 {
+            _argumentError(
+                "BufferingPolicy.dropOldest(_:): capacity must be ≥ 1, got \(capacity) (use .drop to keep nothing)",
+                fileID: fileID, line: line
+            )
+        }
         return BufferingPolicy(.dropOldest(capacity))
     }
 
     /// Keeps up to `capacity` elements; beyond that `await send` suspends until the consumer takes
     /// one, and a synchronous `yield` still enqueues but answers `.stopProducing`.
     ///
-    /// - Precondition: `capacity >= 0`.
-    public static func suspending(_ capacity: Int) -> BufferingPolicy {
-        precondition(capacity >= 0, "BufferingPolicy.suspending(_:): capacity must be ≥ 0, got \(capacity)")
+    /// - Precondition: `capacity >= 0`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
+    public static func suspending(_ capacity: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
+        if capacity < 0 {
+            _argumentError("BufferingPolicy.suspending(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
+        }
         return BufferingPolicy(.suspending(capacity))
     }
 
@@ -91,10 +101,18 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     /// source where each costs something (a socket read, a database page). `.suspending(n)` behaves
     /// as `.watermark(low: n - 1, high: n)`.
     ///
-    /// - Precondition: `0 <= low < high`.
-    public static func watermark(low: Int, high: Int) -> BufferingPolicy {
-        precondition(low >= 0, "BufferingPolicy.watermark(low:high:): low must be ≥ 0, got \(low)")
-        precondition(low < high, "BufferingPolicy.watermark(low:high:): low must be < high, got low \(low), high \(high)")
+    /// - Precondition: `0 <= low < high`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
+    public static func watermark(low: Int, high: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
+        if low < 0 {
+            _argumentError("BufferingPolicy.watermark(low:high:): low must be ≥ 0, got \(low)", fileID: fileID, line: line)
+        }
+        if low >= high {
+            _argumentError(
+                "BufferingPolicy.watermark(low:high:): low must be < high, got low \(low), high \(high)",
+                fileID: fileID, line: line
+            )
+        }
         return BufferingPolicy(.watermark(low: low, high: high))
     }
 

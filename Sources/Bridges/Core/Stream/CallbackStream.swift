@@ -211,7 +211,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             // Fast path, inlined into the caller: a buffered element with nothing else to do is
             // taken under one lock pair, without an async call frame or an executor hop.
             // Everything else (the first call, waiting, the end, cancellation) is out of line.
-            if !_currentTaskIsCancelled {
+            if !Task.isCancelled {
                 let action = consumer._takeBufferedOrNext()
                 if case .element(let element, nil, nil) = action { return element }
                 return try await _next(isolation: actor, action)

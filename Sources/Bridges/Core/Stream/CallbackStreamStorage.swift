@@ -17,7 +17,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         undelivered: Undelivered?,
         site: CallSite
     ) {
-        state = .create(Machine(policy: policy, builder: builder, undelivered: undelivered, site: site))
+        state = LockedState(Machine(policy: policy, builder: builder, undelivered: undelivered, site: site))
     }
 
     /// The stream's `onDrop`/`onUndelivered` handler: a `let` of the state, read without the lock.

@@ -69,7 +69,7 @@ public final class DemandGate: Sendable {
         pause: @escaping @Sendable () -> Void,
         resume: @escaping @Sendable () -> Void
     ) {
-        state = .create(State(credits: credits))
+        state = LockedState(State(credits: credits))
         self.pause = pause
         self.resume = resume
     }
