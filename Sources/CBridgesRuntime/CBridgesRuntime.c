@@ -64,7 +64,7 @@ static inline void cpu_relax(void) {
 }
 
 // Spins a little while the lock is held by a thread that is running (nobody sleeps on it): the
-// sections this lock guards are a few dozen instructions, so the holder is usually about to
+// sections this lock guards are a few loads and stores, so the holder is usually about to
 // release it, and a spin is cheaper than two system calls. Returns the last state seen.
 static uint32_t spin(uint32_t *lock) {
     for (int spins = 100;; spins--) {

@@ -65,7 +65,7 @@ import Bridges
         #expect(publisher.subscriptionCount == 0)
     }
 
-    /// `nil` used to mean both "finished without a value" and "cancelled".
+    /// Cancellation is not "finished without a value": that one is `nil`.
     @Test func firstValue_cancelledWhileWaiting_throwsCancellationError_notNil() async {
         let publisher = DemandRecordingPublisher<Int, Never>()
         let task = Task { try await publisher.firstValue }

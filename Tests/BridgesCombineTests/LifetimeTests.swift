@@ -9,27 +9,6 @@ import Bridges
 
 #if canImport(Combine) || OpenCombine
 
-/// Keeps a weak reference to whatever subscriber attaches, so a test can check that the bridge's
-/// subscriber was released.
-final class WeakSubscriberBox: @unchecked Sendable {  // `object` is only touched through `lock`
-    private let lock = LockedState<AnyObject?>(nil)
-    private weak var weakObject: AnyObject?
-    func set(_ object: AnyObject) { lock.withLock { _ in weakObject = object } }
-    var object: AnyObject? { lock.withLock { _ in weakObject } }
-}
-
-struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
-    typealias Output = Upstream.Output
-    typealias Failure = Upstream.Failure
-    let upstream: Upstream
-    let box: WeakSubscriberBox
-
-    func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        box.set(subscriber as AnyObject)
-        upstream.receive(subscriber: subscriber)
-    }
-}
-
 /// The bridges' own subscribers are released when the bridge ends, whichever way it ends.
 @Suite(.timeLimit(.minutes(3))) struct LifetimeTests {
     @Test func streamSubscriber_isReleasedAfterTheConsumerCancels() async {
@@ -84,3 +63,4 @@ struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
 }
 
 #endif
+

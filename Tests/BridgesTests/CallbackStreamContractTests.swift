@@ -3,7 +3,7 @@ import BridgesTesting
 import Dispatch
 import Testing
 
-/// The contract every multi-value source keeps (issue 13), held at the engine: order under
+/// The contract every multi-value source keeps, held at the engine: order under
 /// cancellation, teardown before the loop ends, accounting that adds up, demand from depth, and
 /// pausing that cannot lose its wake-up.
 @Suite("CallbackStream: contract", .timeLimit(.minutes(3)))

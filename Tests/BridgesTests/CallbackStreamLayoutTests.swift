@@ -3,9 +3,8 @@ import Testing
 
 /// A started stream's memory is mostly its locked state machine: one allocation holding the
 /// object header, the state and a four-byte lock. These tests hold the `Int` stream's state to
-/// the size that keeps that allocation in glibc's 160-byte size class (208 until issue 16's
-/// fourth round moved the waiting policies' fields out and the builder into the teardown's
-/// payload), so that a new field (or a field moved out of another's padding) that costs a
+/// the size that keeps that allocation in glibc's 160-byte size class (the waiting policies'
+/// fields live in an object of their own, and the builder in the teardown's payload), so that a new field (or a field moved out of another's padding) that costs a
 /// whole size class shows up here, not only in the memory benchmark.
 @Suite("CallbackStream: memory layout", .timeLimit(.minutes(3)))
 struct CallbackStreamLayoutTests {

@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 /// A bridge reads the task-local diagnostics handler only once some handler was ever installed
-/// in the process (`Diagnostics.withHandler`); before that none can be bound, and the read costs
-/// ≈ 160 instructions per bridge. Each test runs in a fresh process (an exit test), because in
+/// in the process (`Diagnostics.withHandler`); before that none can be bound, and the read is
+/// skipped. Each test runs in a fresh process (an exit test), because in
 /// this one the test support has long installed handlers.
 @Suite("Diagnostics: the task-local is read only once a handler was installed", .timeLimit(.minutes(3)))
 struct DiagnosticsHandlerFlagTests {

@@ -14,17 +14,6 @@ struct StubbornSequence: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(release: release) }
 }
 
-/// An owner that does what the issue warns about: `Task { for await x in seq { self.x = x } }`.
-final class NaiveOwner: Sendable {
-    private let values = LifetimeRecorder<Int>()
-    private let deinitGate: LifetimeGate
-    init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: LifetimeGate) where S.Element == Int {
-        self.deinitGate = deinitGate
-        Task { for try await value in sequence { self.values.record(value) } }
-    }
-    deinit { deinitGate.open() }
-}
-
 /// A grace period that ends when the test says so (virtual time without a clock).
 func gatedGrace(_ gate: LifetimeGate) -> BridgeTimeout {
     .custom("the test's grace period") { await gate.wait() }
@@ -137,3 +126,4 @@ struct WeakOwnerLifetimeCheckTests {
         #expect(diagnostics.count == 1, "no report for an owner that was released")
     }
 }
+

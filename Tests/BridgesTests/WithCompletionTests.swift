@@ -2,23 +2,6 @@
 import Dispatch
 import Testing
 
-/// Outcome of one completion call, flattened for exact assertions.
-enum CompletionOutcome: Equatable, Sendable {
-    case value(Int)
-    case failure(Int)
-    case cancelled
-    case otherError(String)
-
-    init(_ result: Result<Int, any Error>) {
-        switch result {
-        case .success(let value): self = .value(value)
-        case .failure(let error as LifetimeTestError): self = .failure(error.code)
-        case .failure(is CancellationError): self = .cancelled
-        case .failure(let error): self = .otherError("\(error)")
-        }
-    }
-}
-
 @Suite("withCompletion", .timeLimit(.minutes(2)))
 struct WithCompletionTests {
     // MARK: - Outcomes
@@ -236,14 +219,6 @@ struct WithCompletionTests {
     }
 }
 
-/// Some work that the optimiser cannot remove, proportional to `units`.
-@inline(never)
-func raceJitter(_ units: Int) -> Int {
-    var accumulator = units
-    for step in 0..<(units * 100) { accumulator = accumulator &* 31 &+ step }
-    return accumulator
-}
-
 /// A `@MainActor` type keeping its old completion-handler API on top of the new async one.
 @MainActor
 final class MainActorLoader {
@@ -263,3 +238,4 @@ final class MainActorLoader {
         }
     }
 }
+

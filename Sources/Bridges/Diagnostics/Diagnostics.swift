@@ -24,11 +24,10 @@ public struct BridgeDiagnostic: Sendable, CustomStringConvertible {
         public static let callbackWithoutValueOrError = Kind("callbackWithoutValueOrError")
         /// A producer yielded (or sent) after its stream had already terminated.
         public static let yieldAfterFinish = Kind("yieldAfterFinish")
-        /// A producer called `finish()` on a stream it had already finished (before, this was
-        /// reported as ``yieldAfterFinish``).
+        /// A producer called `finish()` on a stream it had already finished.
         public static let finishCalledTwice = Kind("finishCalledTwice")
-        /// A producer released every copy of a stream's sink without calling `finish()` (before,
-        /// this was reported as ``callbackDropped``, the single-shot kind).
+        /// A producer released every copy of a stream's sink without calling `finish()` (the
+        /// multi-shot counterpart of ``callbackDropped``).
         public static let sinkDropped = Kind("sinkDropped")
         /// One iterator was advanced from two tasks at once.
         public static let concurrentIteration = Kind("concurrentIteration")
@@ -138,7 +137,7 @@ public enum Diagnostics {
     package static var taskLocalHandler: Handler? { installedTaskHandler }
 
     /// The task-local handler, read only once some handler was ever installed in this process:
-    /// before that none can be bound anywhere, and the read (≈ 160 instructions) is skipped.
+    /// before that none can be bound anywhere, and the read is skipped.
     @inlinable
     static var installedTaskHandler: Handler? {
         _bridges_diagnosticsHandlerEverInstalled() ? taskHandler : nil

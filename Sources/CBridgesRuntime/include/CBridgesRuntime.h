@@ -7,7 +7,7 @@
 
 // 1. Whether any diagnostics handler was ever installed in this process (`Diagnostics.withHandler`).
 // Until one is, no task can have a task-local handler bound, so a bridge skips reading the
-// task-local (≈ 160 instructions per bridge). Set before the first binding and never cleared: a
+// task-local (BENCHMARKS.md has its cost). Set before the first binding and never cleared: a
 // task that sees a bound handler was created after the store, which task creation orders before
 // anything the task reads.
 extern bool _bridges_diagnosticsHandlerInstalled __attribute__((swift_private));

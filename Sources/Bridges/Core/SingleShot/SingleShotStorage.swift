@@ -93,7 +93,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
     }
 
     // Through the header's address: `header` is a `var` of `ManagedBuffer`, and reading it here
-    // paid a dynamic exclusivity check (`swift_beginAccess`, ≈ 75 instructions per bridge).
+    // would pay a dynamic exclusivity check (`swift_beginAccess`).
     deinit {
         withUnsafeMutablePointerToHeader { header in
             if !header.pointee.releaseNoticed { header.pointee.released(self) }

@@ -27,7 +27,7 @@ struct StreamRing<Element> {
         if case .some = first { true } else { false }
     }
     // Through the header pointer, never `ManagedBuffer.header`: that is a class's stored
-    // property, so each read would pay a dynamic exclusivity check (≈ 25 instructions).
+    // property, so each read would pay a dynamic exclusivity check.
     @inlinable var count: Int {
         if let storage { return storage.withUnsafeMutablePointerToHeader { $0.pointee.count } }
         return hasFirst ? 1 : 0

@@ -1,12 +1,11 @@
 @testable import Bridges
 import Testing
 
-/// Issue 16, fourth round: a started stream's state lost 112 bytes by keeping one waiting
-/// element inline (no ring), keeping the builder in the teardown's payload, and moving the
-/// waiting policies' fields into an object of their own. Each of those moves a value to a new
-/// home; these tests check that nothing is kept longer, lost, or delivered out of order there.
-@Suite("CallbackStream: compact state", .timeLimit(.minutes(3)))
-struct CallbackStreamCompactStateTests {
+/// A started stream's state keeps one waiting element inline (no ring), the builder in the
+/// teardown's payload, and the waiting policies' fields in an object of their own. These tests
+/// check that nothing there is kept longer than it is needed, lost, or delivered out of order.
+@Suite("CallbackStream: what the state holds, and for how long", .timeLimit(.minutes(3)))
+struct CallbackStreamRetentionTests {
     /// The builder lives in the state until it runs (`.unstarted`), and not a moment longer:
     /// its captures go as soon as it has run, while the stream goes on.
     @Test func theBuilder_isReleasedOnceItHasRun_whileTheStreamGoesOn() async {

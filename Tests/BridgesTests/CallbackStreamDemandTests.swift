@@ -16,9 +16,10 @@ extension CallbackStream.Sink {
 }
 
 
-/// Regressions found by an independent review of the engine: each failed before its fix.
-@Suite("CallbackStream: review regressions", .timeLimit(.minutes(3)))
-struct CallbackStreamReviewTests {
+/// Demand handlers and pull sources: what a handler captures is released, a pull source is asked
+/// once per wait, a producer actor sends from its own executor, and a one-element buffer needs no ring.
+@Suite("CallbackStream: demand handlers and pull sources", .timeLimit(.minutes(3)))
+struct CallbackStreamDemandTests {
     // 1. The demand handler is never released: storage -> handler -> sink -> SinkToken -> storage.
     @Test(arguments: [BufferingPolicy.suspending(2), .rendezvous, .unbounded, .latest])
     func demandHandlerCapturingSink_isReleasedWhenConsumerBreaks(_ policy: BufferingPolicy) async {
@@ -69,8 +70,7 @@ struct CallbackStreamReviewTests {
         #expect(heldDuringDeinit.values == [false], "user deinit ran while the stream's lock was held")
     }
 
-    // 3. Memory: a bounded policy allocated 8 slots for capacity 1. Since issue 16's fourth
-    //    round the one element lives in the buffer's inline slot: no ring at all.
+    // 3. Memory: under a capacity-1 policy the one element lives in the buffer's inline slot: no ring at all.
     @Test func latest_oneElement_allocatesNoRing() async {
         let slots = Collected<Int>()
         let stream = CallbackStream<Int, Never>(buffering: .latest) { sink in
@@ -113,7 +113,7 @@ final class PullSource: @unchecked Sendable {  // all mutable state is touched o
     }
 }
 
-extension CallbackStreamReviewTests {
+extension CallbackStreamDemandTests {
     @Test(arguments: [1, 2, 5])
     func pullSource_suspending_demandIsExact(_ capacity: Int) async {
         let total = 20_000
@@ -155,7 +155,7 @@ extension CallbackStreamReviewTests {
 /// Runs an actor's jobs on a queue the test can recognise.
 final class QueueExecutor: SerialExecutor, @unchecked Sendable {  // the queue serialises everything
     static let key = DispatchSpecificKey<Bool>()
-    let queue = DispatchQueue(label: "review.executor")
+    let queue = DispatchQueue(label: "producer.executor")
     init() { queue.setSpecific(key: Self.key, value: true) }
     static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
     func enqueue(_ job: consuming ExecutorJob) {
@@ -177,7 +177,7 @@ actor QueueProducer {
     }
 }
 
-extension CallbackStreamReviewTests {
+extension CallbackStreamDemandTests {
     // Perf: `send` is nonisolated async: an actor-isolated producer hops off its actor (and back)
     // on every send, even when nothing waits. onDrop runs where the element was sent.
     @Test func actorProducer_sendRunsOnTheProducersActor() async {

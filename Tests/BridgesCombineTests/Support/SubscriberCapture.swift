@@ -1,0 +1,32 @@
+#if canImport(Combine)
+import Combine
+#elseif OpenCombine
+import OpenCombine
+#endif
+import Bridges
+@testable import BridgesCombine
+
+#if canImport(Combine) || OpenCombine
+
+/// Keeps a weak reference to whatever subscriber attaches, so a test can check that the bridge's
+/// subscriber was released.
+final class WeakSubscriberBox: @unchecked Sendable {  // `object` is only touched through `lock`
+    private let lock = LockedState<AnyObject?>(nil)
+    private weak var weakObject: AnyObject?
+    func set(_ object: AnyObject) { lock.withLock { _ in weakObject = object } }
+    var object: AnyObject? { lock.withLock { _ in weakObject } }
+}
+
+struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {
+    typealias Output = Upstream.Output
+    typealias Failure = Upstream.Failure
+    let upstream: Upstream
+    let box: WeakSubscriberBox
+
+    func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+        box.set(subscriber as AnyObject)
+        upstream.receive(subscriber: subscriber)
+    }
+}
+
+#endif

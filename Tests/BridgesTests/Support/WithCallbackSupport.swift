@@ -1,0 +1,35 @@
+import Bridges
+import Dispatch
+import Testing
+
+/// A legacy API in the shapes Bridges adapts. It keeps the handler until the test decides what
+/// to do with it: call it (once, twice), or drop it.
+final class LegacyAPI<Handler: Sendable>: Sendable {
+    private let lock = NSLockish()
+    nonisolated(unsafe) private var handler: Handler?  // guarded by `lock`
+    let started = Signal()
+    let cancelled = Collected<Void>()
+
+    /// Starts a call: keeps the handler and returns a token that records cancellation.
+    func start(_ handler: Handler) -> Cancellation {
+        lock.withLock { self.handler = handler }
+        started.open()
+        return Cancellation { [cancelled] in cancelled.append(()) }
+    }
+
+    /// The stored handler (still stored: call it as many times as the test likes).
+    var stored: Handler { lock.withLock { handler! } }
+
+    /// Releases the handler without calling it.
+    func drop() { lock.withLock { handler = nil } }
+}
+
+/// Captures every diagnostic reported by bridges created inside `body`.
+func capturingDiagnostics<R>(_ body: () async throws -> R) async rethrows -> (R, [BridgeDiagnostic]) {
+    let diagnostics = Collected<BridgeDiagnostic>()
+    let result = try await Diagnostics.withHandler({ diagnostics.append($0) }, operation: body)
+    return (result, diagnostics.values)
+}
+
+func failToStart(code: Int) throws { throw TestError(code: code) }
+
