@@ -4,19 +4,22 @@ import Testing
 
 /// Every interleaving of `debounce`'s events, up to a bounded depth, on a virtual clock:
 /// upstream elements, the timer task attached, ticking, sleeping and waking (or cancelled while
-/// asleep), time advancing, the upstream ending or failing, the teardown, and the deliverer. After
-/// every event: an element is emitted only once its window has passed and only if it is the
-/// newest, at most one timer is live, timers are cancelled at most once, a pending element always
-/// has a live timer to emit it (no lost wake-up), at most one deliverer, whatever is posted has
-/// one, and no event posts more than two events (the pending element and the end). From every state: when the upstream ends normally the newest element and then the end are
-/// delivered; when the consumer leaves, no timer is left sleeping.
+/// asleep), time advancing, the upstream ending or failing, and the teardown. Each event that
+/// says it posted something has its emissions moved downstream in the same step, as the operator
+/// does under its lock. After every event: an element is emitted only if it is the newest, and by
+/// a timer only once its window has passed; elements in order, nothing after the end or after the
+/// consumer left; at most one timer is live, timers are cancelled at most once, a pending element
+/// always has a live timer to emit it (no lost wake-up); an event posts something exactly when it
+/// says so and at most two events (the pending element and the end), and nothing stays posted
+/// once the step is over. From every state: when the upstream ends normally the newest element
+/// and then the end are delivered; when the consumer leaves, no timer is left sleeping.
 @Suite("debounce: state machine exploration", .timeLimit(.minutes(3)))
 struct DebounceStateMachineExplorationTests {
     @Test func everyInterleaving_keepsTheInvariants() {
         let tasks = (0..<3).map { _ in Task<Void, Never> {} }
-        let report = exploreStateSpace(from: DebounceModel(tasks: tasks), depth: 9)
+        let report = exploreStateSpace(from: DebounceModel(tasks: tasks), depth: 13)
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
-        #expect(report.distinctStates >= 3300, "\(report)")
+        #expect(report.distinctStates >= 7250, "\(report)")
     }
 }
 
@@ -28,7 +31,7 @@ private struct DebounceModel: ExplorationModel {
     static let end = 5
 
     enum Event: Hashable, CustomStringConvertible {
-        case element, attach, tick(Int), wake(Int), advance, upstreamEnds(failing: Bool), teardown, deliver
+        case element, attach, tick(Int), wake(Int), advance, upstreamEnds(failing: Bool), teardown
 
         var description: String {
             switch self {
@@ -39,7 +42,6 @@ private struct DebounceModel: ExplorationModel {
             case .advance: "advance"
             case .upstreamEnds(let failing): failing ? "upstreamFails" : "upstreamEnds"
             case .teardown: "teardown"
-            case .deliver: "deliver"
             }
         }
     }
@@ -57,7 +59,6 @@ private struct DebounceModel: ExplorationModel {
     var cancels: [Int: Int] = [:]
     var terminated = false
     var failed = false
-    var deliverers = 0
     var delivered: [String] = []
 
     init(tasks: [Task<Void, Never>]) { self.tasks = tasks }
@@ -80,7 +81,6 @@ private struct DebounceModel: ExplorationModel {
         }
         if now < Self.end { events.append(.advance) }
         if !terminated { events.append(.teardown) }
-        if deliverers > 0 { events.append(.deliver) }
         return events
     }
 
@@ -90,7 +90,6 @@ private struct DebounceModel: ExplorationModel {
 
     mutating func apply(_ event: Event) -> [String] {
         var broken: [String] = []
-        let pendingBefore = machine.outbox.pendingCount
         switch event {
         case .element:
             let element = arrived.count + 1
@@ -119,7 +118,7 @@ private struct DebounceModel: ExplorationModel {
                 timers[index] = .done
                 guard let newest = arrived.last else { return ["a timer fired with nothing arrived"] }
                 if now < newest.at + Self.interval { broken.append("element \(newest.element) emitted at \(now), before its window ended") }
-                if mustDeliver { deliverers += 1 }
+                deliver(saying: mustDeliver, after: event, &broken)
             case .stop:
                 timers[index] = .done
             }
@@ -134,34 +133,41 @@ private struct DebounceModel: ExplorationModel {
             if failing && !terminated { failed = true }
             let (mustDeliver, timer) = machine.upstreamEnded(failing ? Boom() : nil)
             cancel(timer, &broken)
-            if mustDeliver { deliverers += 1 }
+            deliver(saying: mustDeliver, after: event, &broken)
         case .teardown:
             terminated = true
             cancel(machine.terminate(), &broken)
-        case .deliver:
-            switch machine.outbox.take() {
-            case nil:
-                deliverers -= 1
-            case .element(let element)?:
-                if delivered.last?.hasPrefix("end") == true { broken.append("\(element) delivered after the end") }
-                if let last = delivered.last.flatMap(Int.init), element <= last { broken.append("\(element) delivered after \(last)") }
-                delivered.append("\(element)")
-            case .finish(let failure)?:
-                if delivered.contains(where: { $0.hasPrefix("end") }) { broken.append("the end delivered twice") }
-                delivered.append(failure == nil ? "end" : "end(failure)")
-            }
         }
         if cancels.values.contains(where: { $0 > 1 }) { broken.append("a timer was cancelled twice: \(cancels)") }
         if liveTimers.count > 1 { broken.append("timers \(liveTimers) are live at once") }
-        if deliverers > 1 { broken.append("\(deliverers) deliverers at once") }
-        if machine.outbox.believesSomeoneDelivers != (deliverers == 1) { broken.append("the outbox believes a deliverer runs: \(machine.outbox.believesSomeoneDelivers), deliverers \(deliverers)") }
-        if machine.outbox.pendingCount > 0 && deliverers == 0 { broken.append("events posted and nobody delivers them") }
-        // Bounded work per event: one event posts at most the pending element and the end.
-        if machine.outbox.pendingCount - pendingBefore > 2 { broken.append("\(event) posted \(machine.outbox.pendingCount - pendingBefore) events") }
+        // The operator decides emissions only after the events that return `mustDeliver`: anything
+        // left here would reach the stream in a later critical section, or never.
+        if !machine.emissions.events.isEmpty { broken.append("\(event) left \(machine.emissions.events.count) events posted, never decided into the stream") }
         if hasPending && !terminated && liveTimers.isEmpty && upstream != .attaching(timers.count - 1) {
             broken.append("an element is pending and no timer will emit it")
         }
         return broken
+    }
+
+    /// Moves the emissions downstream, as the operator does under its lock when `mustDeliver`.
+    mutating func deliver(saying mustDeliver: Bool, after event: Event, _ broken: inout [String]) {
+        let posted = machine.emissions.events.count
+        if mustDeliver != (posted > 0) { broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted") }
+        // Bounded work per event: at most the pending element and the end.
+        if posted > 2 { broken.append("\(event) posted \(posted) events") }
+        guard mustDeliver else { return }
+        while let emitted = machine.emissions.events.popFirst() {
+            if terminated { broken.append("\(emitted) delivered after the consumer left") }
+            if delivered.last?.hasPrefix("end") == true { broken.append("\(emitted) delivered after the end") }
+            switch emitted {
+            case .element(let element):
+                if element != arrived.last?.element { broken.append("element \(element) delivered, not the newest (\(arrived.map(\.element)))") }
+                if let last = delivered.last.flatMap(Int.init), element <= last { broken.append("\(element) delivered after \(last)") }
+                delivered.append("\(element)")
+            case .finish(let failure):
+                delivered.append(failure == nil ? "end" : "end(failure)")
+            }
+        }
     }
 
     /// Whether the machine holds an element not emitted yet (a private field, read by reflection).
@@ -193,7 +199,7 @@ private struct DebounceModel: ExplorationModel {
                 } else {
                     next = events.first { event in
                         switch event {
-                        case .attach, .tick, .wake, .deliver: true
+                        case .attach, .tick, .wake: true
                         default: false
                         }
                     }
@@ -216,12 +222,16 @@ private struct DebounceModel: ExplorationModel {
                     broken.append("\(ending): timer \(index) is left asleep, never cancelled")
                 }
             }
-            if model.deliverers != 0 || model.machine.outbox.pendingCount != 0 { broken.append("\(ending): delivery never finished") }
+            if !model.machine.emissions.events.isEmpty { broken.append("\(ending): events posted, never decided into the stream") }
         }
         return broken
     }
 
+    /// The machine with its (empty, checked after every event) emissions ring left out: a ring
+    /// allocated once and drained since is the same state as none.
     var key: String {
-        "\(machine)|\(now)|\(upstream)|\(arrived.map { "\($0.element)@\($0.at)" })|\(timers)|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(failed)\(deliverers)\(delivered)"
+        var machine = machine
+        machine.emissions.events = StreamRing()
+        return "\(machine)|\(now)|\(upstream)|\(arrived.map { "\($0.element)@\($0.at)" })|\(timers)|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(failed)\(delivered)"
     }
 }
