@@ -112,6 +112,9 @@ final class TourSignal: Sendable {
     private let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     init() { (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) }
-    func open() { continuation.yield(); continuation.finish() }
+    func open() {
+        continuation.yield()
+        continuation.finish()
+    }
     func wait() async { for await _ in stream { return } }
 }

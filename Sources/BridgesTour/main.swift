@@ -13,10 +13,12 @@ import Glibc
 import Darwin
 #endif
 
-if #available(BridgesClock, *) {
+if #available(BridgesClock , *) {
     await runTour(Array(CommandLine.arguments.dropFirst()))
 } else {
-    Swift.print("The tour measures with Clock and Duration: it needs macOS 13 / iOS 16 or later (the package itself runs back to macOS 10.15 / iOS 13).")
+    Swift.print(
+        "The tour measures with Clock and Duration: it needs macOS 13 / iOS 16 or later (the package itself runs back to macOS 10.15 / iOS 13)."
+    )
     exit(1)
 }
 
@@ -31,7 +33,7 @@ func runTour(_ arguments: [String]) async -> Never {
         virtualTimeChapter,
     ]
     // debounce and mapLatest are typed by AsyncSequence.Failure: macOS 15 / iOS 18 and later.
-    if #available(BridgesTypedSequence, *) {
+    if #available(BridgesTypedSequence , *) {
         chapters.append(operatorsChapter)
     }
 
@@ -44,15 +46,18 @@ func runTour(_ arguments: [String]) async -> Never {
     }
     let unknown = arguments.filter { name in !chapters.contains { $0.name == name } }
     if !unknown.isEmpty {
-        Swift.print("Unknown chapter(s): \(unknown.joined(separator: ", ")). Chapters: \(chapters.map(\.name).joined(separator: ", "))")
+        Swift.print(
+            "Unknown chapter(s): \(unknown.joined(separator: ", ")). Chapters: \(chapters.map(\.name).joined(separator: ", "))"
+        )
         exit(2)
     }
     let selected = arguments.isEmpty ? chapters : chapters.filter { arguments.contains($0.name) }
 
-    Swift.print("""
-    Bridges tour: each chapter shows the LEGACY code, then the BRIDGE over the same legacy API.
-      │ lines are printed by the demonstrated code itself; • lines are what the tour measured.
-    """)
+    Swift.print(
+        """
+        Bridges tour: each chapter shows the LEGACY code, then the BRIDGE over the same legacy API.
+          │ lines are printed by the demonstrated code itself; • lines are what the tour measured.
+        """)
     var failures: [String] = []
     var skipped: [String] = []
     for (index, chapter) in selected.enumerated() {

@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -27,7 +29,11 @@ import Bridges
         future.subscribe(subscriber)
         await subscriber.waitForCompletion()
         #expect(subscriber.inputs.isEmpty)
-        if case .failure(let error) = subscriber.completions.first { #expect(error == Boom()) } else { Issue.record("expected failure") }
+        if case .failure(let error) = subscriber.completions.first {
+            #expect(error == Boom())
+        } else {
+            Issue.record("expected failure")
+        }
     }
 
     @Test func isLazy_andRunsOncePerSubscriber() async {

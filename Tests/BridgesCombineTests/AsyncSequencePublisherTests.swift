@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -99,7 +101,9 @@ import Bridges
         await sequence.probe.released.wait(untilAtLeast: 1)
         #expect(subscriber.inputs == [0])
         // One spelling of the demand, and what to request instead.
-        #expect(log.all.first?.message.hasPrefix("request(.none) on a subscription to an AsyncSequence publisher; the request was ignored.") == true)
+        #expect(
+            log.all.first?.message.hasPrefix(
+                "request(.none) on a subscription to an AsyncSequence publisher; the request was ignored.") == true)
         #expect(log.all.first?.message.contains("Request .max(n) with n ≥ 1 or .unlimited") == true)
     }
 
@@ -110,7 +114,8 @@ import Bridges
         let released = Gate()
         weak var weakSubscriber: RecordingSubscriber<Int, any Error>?
         do {
-            let subscriber = RecordingSubscriber<Int, any Error>(initialDemand: .unlimited, deinitGate: released) { value, subscriber in
+            let subscriber = RecordingSubscriber<Int, any Error>(initialDemand: .unlimited, deinitGate: released) {
+                value, subscriber in
                 if value == 4 { subscriber.cancel() }
                 return .none
             }
@@ -245,7 +250,8 @@ import Bridges
         let publisher: AnyPublisher<Int, Never> = stream.eraseToAnyPublisher()
         let received = LockedState<[Int]>([])
         let done = Gate()
-        let cancellable = publisher.sink(receiveCompletion: { _ in done.open() }, receiveValue: { value in received.withLock { $0.append(value) } })
+        let cancellable = publisher.sink(
+            receiveCompletion: { _ in done.open() }, receiveValue: { value in received.withLock { $0.append(value) } })
         await done.wait()
         #expect(received.withLock { $0 } == [0, 1, 2, 3, 4])
         cancellable.cancel()

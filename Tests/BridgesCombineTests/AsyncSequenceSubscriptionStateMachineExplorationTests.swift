@@ -1,11 +1,13 @@
+import BridgesTesting
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import BridgesTesting
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -34,8 +36,11 @@ private struct SubscriptionModel: ExplorationModel {
     typealias Machine = AsyncSequenceSubscriptionStateMachine<SubscriberStandIn>
 
     enum Event: Hashable, CustomStringConvertible {
-        case didSubscribe, request(Int), cancel
-        case fetch, fail, takeDemand, awaitDemand, emit(additional: Int)
+        case didSubscribe
+        case request(Int)
+        case cancel
+        case fetch, fail, takeDemand, awaitDemand
+        case emit(additional: Int)
 
         var description: String {
             switch self {
@@ -154,7 +159,9 @@ private struct SubscriptionModel: ExplorationModel {
         if completions > 1 { broken.append("completed \(completions) times") }
         if handedOut > 1 { broken.append("the subscriber was handed out \(handedOut) times") }
         if task == .suspended && cancels > 0 { broken.append("the task still waits after cancel()") }
-        if task == .suspended && requested > emitted { broken.append("the task waits though \(requested - emitted) are requested") }
+        if task == .suspended && requested > emitted {
+            broken.append("the task waits though \(requested - emitted) are requested")
+        }
         return broken
     }
 
@@ -169,11 +176,15 @@ private struct SubscriptionModel: ExplorationModel {
             if task != .suspended { broken.append("a request resumed a task that was not waiting") }
             resume(waiter, proceed: true, &broken)
         }
-        if n > 0 && cancels == 0 && completions == 0 { requested = n == Int.max || requested == Int.max ? Int.max : requested + n }
+        if n > 0 && cancels == 0 && completions == 0 {
+            requested = n == Int.max || requested == Int.max ? Int.max : requested + n
+        }
     }
 
     mutating func resume(_ waiter: UnsafeContinuation<Bool, Never>, proceed: Bool, _ broken: inout [String]) {
-        if ContinuationStandIn.id(of: waiter) != 1 || !waiterHandedIn { broken.append("resumed a waiter never handed in") }
+        if ContinuationStandIn.id(of: waiter) != 1 || !waiterHandedIn {
+            broken.append("resumed a waiter never handed in")
+        }
         waiterHandedIn = false  // resumed: a second resume of it finds it no longer handed in
         if task != .suspended { broken.append("resumed a task that was \(task)") }
         task = proceed ? .emitting : .done
@@ -204,15 +215,25 @@ private struct SubscriptionModel: ExplorationModel {
                     initiated = true
                     next = initiator
                 } else {
-                    next = [.didSubscribe, .fetch, .takeDemand, .awaitDemand, .emit(additional: 0)].first { events.contains($0) }
+                    next = [.didSubscribe, .fetch, .takeDemand, .awaitDemand, .emit(additional: 0)].first {
+                        events.contains($0)
+                    }
                 }
                 guard let next else { break }
-                broken += model.apply(next).map { "\($0) (ending: \(cancelling ? "cancel" : "unlimited demand"), at \(next))" }
+                broken += model.apply(next).map {
+                    "\($0) (ending: \(cancelling ? "cancel" : "unlimited demand"), at \(next))"
+                }
             }
             let ending = cancelling ? "cancel" : "unlimited demand"
-            if model.task != .done && !(model.task == .notStarted && model.cancels > 0) { broken.append("\(ending): the task never ends (\(model.task))") }
-            if model.handedOut != 1 { broken.append("\(ending): the subscriber was handed out \(model.handedOut) times") }
-            if !cancelling && model.cancels == 0 && model.completions != 1 { broken.append("\(ending): never completed") }
+            if model.task != .done && !(model.task == .notStarted && model.cancels > 0) {
+                broken.append("\(ending): the task never ends (\(model.task))")
+            }
+            if model.handedOut != 1 {
+                broken.append("\(ending): the subscriber was handed out \(model.handedOut) times")
+            }
+            if !cancelling && model.cancels == 0 && model.completions != 1 {
+                broken.append("\(ending): never completed")
+            }
         }
         return broken
     }

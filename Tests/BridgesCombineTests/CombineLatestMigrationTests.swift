@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -65,7 +67,8 @@ import Bridges
         @Published var confirmation = ""
 
         var canLogin: AnyPublisher<Bool, Never> {
-            combineLatest3($userName, $password, $confirmation).map(CombineLatestMigrationTests.canLogin).eraseToAnyPublisher()
+            combineLatest3($userName, $password, $confirmation).map(CombineLatestMigrationTests.canLogin)
+                .eraseToAnyPublisher()
         }
 
         func apply(_ step: (field: Int, text: String)) {

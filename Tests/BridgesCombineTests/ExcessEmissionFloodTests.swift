@@ -1,11 +1,12 @@
+import Bridges
+import BridgesCombine
+import Testing
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 

@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -32,25 +34,31 @@ import Bridges
 
         func loadThrowing() {
             AsyncFuture<Int, any Error> { 7 }
-                .sink(receiveCompletion: { _ in
-                    MainActor.assertIsolated()
-                    self.done.open()
-                }, receiveValue: { value in
-                    MainActor.assertIsolated()
-                    self.balance = value
-                })
+                .sink(
+                    receiveCompletion: { _ in
+                        MainActor.assertIsolated()
+                        self.done.open()
+                    },
+                    receiveValue: { value in
+                        MainActor.assertIsolated()
+                        self.balance = value
+                    }
+                )
                 .store(in: &bag)
         }
 
         func follow(_ stream: AsyncStream<Int>) {
             stream.eraseToAnyPublisher()
-                .sink(receiveCompletion: { _ in
-                    MainActor.assertIsolated()
-                    self.done.open()
-                }, receiveValue: { value in
-                    MainActor.assertIsolated()
-                    self.history.append(value)
-                })
+                .sink(
+                    receiveCompletion: { _ in
+                        MainActor.assertIsolated()
+                        self.done.open()
+                    },
+                    receiveValue: { value in
+                        MainActor.assertIsolated()
+                        self.history.append(value)
+                    }
+                )
                 .store(in: &bag)
         }
     }
@@ -58,7 +66,7 @@ import Bridges
     @MainActor
     @Test func asyncFuture_sinkInAMainActorClass_runsOnTheMainActor() async {
         var wallet: Wallet? = Wallet()
-        weak var released = wallet
+        weak let released = wallet
         wallet?.load()
         await wallet?.done.wait()
         #expect(wallet?.balance == 42)
@@ -70,7 +78,7 @@ import Bridges
     @MainActor
     @Test func asyncFuture_throwing_sinkInAMainActorClass_runsOnTheMainActor() async {
         var wallet: Wallet? = Wallet()
-        weak var released = wallet
+        weak let released = wallet
         wallet?.loadThrowing()
         await wallet?.done.wait()
         #expect(wallet?.balance == 7)
@@ -83,7 +91,7 @@ import Bridges
     @Test func eraseToAnyPublisher_sinkInAMainActorClass_runsOnTheMainActor() async {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var wallet: Wallet? = Wallet()
-        weak var released = wallet
+        weak let released = wallet
         wallet?.follow(stream)
         continuation.yield(1)
         continuation.yield(2)

@@ -1,3 +1,6 @@
+import Bridges
+import Testing
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
@@ -6,8 +9,6 @@ import OpenCombine
 #if canImport(Observation)
 import Observation
 #endif
-import Testing
-import Bridges
 
 #if (canImport(Combine) || OpenCombine) && canImport(Observation)
 
@@ -82,10 +83,10 @@ enum ObservableAfter {
             var title = await titles.next()
             #expect(title == "")
             model.name = "Ann"
-            repeat { title = await titles.next() } while title == ""   // the presenter may also set "" again first
+            repeat { title = await titles.next() } while title == ""  // the presenter may also set "" again first
             #expect(title == "Ann")
-            model.name = "Ann"                     // a transaction that sets the same value
-            model.name = "Ann Lee"                 // …and another change in it: one new title
+            model.name = "Ann"  // a transaction that sets the same value
+            model.name = "Ann Lee"  // …and another change in it: one new title
             repeat { title = await titles.next() } while title == "Ann"
             #expect(title == "Ann Lee")
         }

@@ -1,17 +1,21 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
 @Suite(.timeLimit(.minutes(3))) struct PublisherStreamEdgeTests {
     /// Every policy that keeps an element nobody is waiting for yet (all but `.drop`).
-    static let policies: [BufferingPolicy] = [.unbounded, .latest, .rendezvous, .suspending(1), .suspending(4), .dropNewest(2), .dropOldest(2)]
+    static let policies: [BufferingPolicy] = [
+        .unbounded, .latest, .rendezvous, .suspending(1), .suspending(4), .dropNewest(2), .dropOldest(2),
+    ]
 
     @Test(arguments: policies)
     func synchronousPublishers_workUnderEveryPolicy(policy: BufferingPolicy) async throws {
@@ -32,7 +36,9 @@ import Bridges
     @Test func drop_withASynchronousPublisher_dropsWhatIsSentDuringSubscription() async {
         let dropped = Counter()
         var values: [Int] = []
-        for await value in Just(5).stream(buffering: .drop, onDrop: { _ in dropped.increment() }) { values.append(value) }
+        for await value in Just(5).stream(buffering: .drop, onDrop: { _ in dropped.increment() }) {
+            values.append(value)
+        }
         #expect(values.isEmpty)
         #expect(dropped.value == 1)
     }

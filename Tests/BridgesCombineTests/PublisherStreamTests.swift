@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -157,7 +159,10 @@ import Bridges
             var received: [Int] = []
             for await value in stream {
                 received.append(value)
-                if value == 0 { started.open(); await release.wait() }
+                if value == 0 {
+                    started.open()
+                    await release.wait()
+                }
             }
             return received
         }
@@ -192,7 +197,10 @@ import Bridges
             var received: [Int] = []
             for await value in stream {
                 received.append(value)
-                if value == 0 { started.open(); await release.wait() }
+                if value == 0 {
+                    started.open()
+                    await release.wait()
+                }
             }
             return received
         }

@@ -1,11 +1,13 @@
+import Bridges
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -43,7 +45,10 @@ import Bridges
             do {
                 while let value = try await iterator.next() {
                     received.append(value)
-                    if value == 0 { holding.open(); await release.wait() }
+                    if value == 0 {
+                        holding.open()
+                        await release.wait()
+                    }
                 }
             } catch {
                 Issue.record("a Never-failing bridge threw \(error)")

@@ -1,12 +1,14 @@
+import Bridges
+import Dispatch
+import Testing
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Dispatch
-import Testing
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 
@@ -29,7 +31,8 @@ private final class QueueRangePublisher: Publisher, Sendable {
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == Int, S.Failure == Never {
         subscribed.withLock { $0 += 1 }
-        let subscription = QueueRangeSubscription(count: count, subscriber: AnySubscriber(subscriber), completed: completed)
+        let subscription = QueueRangeSubscription(
+            count: count, subscriber: AnySubscriber(subscriber), completed: completed)
         subscriber.receive(subscription: subscription)
     }
 }
@@ -78,7 +81,11 @@ private final class QueueRangeSubscription: Subscription, @unchecked Sendable {
         _ = subscriber  // released outside the lock
     }
 
-    private enum Step { case send(AnySubscriber<Int, Never>, Int), complete(AnySubscriber<Int, Never>), stop }
+    private enum Step {
+        case send(AnySubscriber<Int, Never>, Int)
+        case complete(AnySubscriber<Int, Never>)
+        case stop
+    }
 
     /// True when it delivered the completion.
     private func drain() -> Bool {
@@ -210,8 +217,10 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
         do {
             let upstream = DemandRecordingPublisher<Int, Never>()
             releasedUpstream = upstream
-            let stream = SubscriberCapturingPublisher(upstream: ValueSubscriptionPublisher(upstream: upstream), box: box)
-                .stream(buffering: .suspending(2))
+            let stream = SubscriberCapturingPublisher(
+                upstream: ValueSubscriptionPublisher(upstream: upstream), box: box
+            )
+            .stream(buffering: .suspending(2))
             let consumer = Task {
                 var received: [Int] = []
                 for await value in stream {

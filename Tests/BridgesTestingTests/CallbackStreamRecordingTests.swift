@@ -12,7 +12,10 @@ import Testing
     ) -> CallbackStream<Int, any Error> {
         CallbackStream(buffering: buffering) { sink in
             let token = source.subscribe(
-                onEvent: { _ = proxy; _ = sink.yield($0) },
+                onEvent: {
+                    _ = proxy
+                    _ = sink.yield($0)
+                },
                 onCompletion: { error in
                     if let error { sink.finish(throwing: error) } else { sink.finish() }
                 }
@@ -84,7 +87,7 @@ import Testing
                 return received
             }
             #expect(source.subscribeCount == 0)  // cold, and serial: the consumer has not run yet
-            await runUntilIdle()                 // it subscribed and waits for an element
+            await runUntilIdle()  // it subscribed and waits for an element
             for value in 1...5 { source.emit(value) }  // 1 goes to the waiting consumer; 2...5 conflate to 5
             #expect(await consumer.value == [1, 5])
             await runUntilIdle()

@@ -53,7 +53,8 @@ import Testing
 
     @Test func failTestsHandler_recordsAtTheCallSite() {
         withKnownIssue {
-            Diagnostics.failTests(BridgeDiagnostic(kind: .yieldAfterFinish, message: "late", fileID: "App/Feed.swift", line: 7))
+            Diagnostics.failTests(
+                BridgeDiagnostic(kind: .yieldAfterFinish, message: "late", fileID: "App/Feed.swift", line: 7))
         } matching: { issue in
             issue.sourceLocation?.fileID == "App/Feed.swift" && issue.sourceLocation?.line == 7
         }

@@ -42,7 +42,8 @@ import Testing
     @Test func unexpectedDiagnostic_failsNamingIt() {
         withKnownIssue {
             expectDiagnostics([]) {
-                Diagnostics.current(BridgeDiagnostic(kind: .yieldAfterFinish, message: "late", fileID: "App/Feed.swift", line: 7))
+                Diagnostics.current(
+                    BridgeDiagnostic(kind: .yieldAfterFinish, message: "late", fileID: "App/Feed.swift", line: 7))
             }
         } matching: { issue in
             issue.comments.contains { $0.rawValue.contains("unexpected: App/Feed.swift:7") }

@@ -15,7 +15,10 @@ import Testing
             tracker.track(resource)
             let task = Task { [resource] in
                 try await withCallback { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
-                    api.call(42) { result in _ = resource; done(result) }
+                    api.call(42) { result in
+                        _ = resource
+                        done(result)
+                    }
                 }
             }
             let call = try await api.nextInvocation()

@@ -53,7 +53,10 @@ import Testing
             tracker.track(proxy, as: "delegate proxy")
             let consumer = Task { [proxy] in
                 let stream = AsyncThrowingStream<Int, any Error> { continuation in
-                    let token = source.subscribe(onEvent: { _ = proxy; continuation.yield($0) })
+                    let token = source.subscribe(onEvent: {
+                        _ = proxy
+                        continuation.yield($0)
+                    })
                     continuation.onTermination = { _ in token.cancel() }
                 }
                 for try await _ in stream {}

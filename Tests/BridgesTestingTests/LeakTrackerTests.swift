@@ -28,7 +28,8 @@ import Testing
     @Test func eachLeakedObject_isNamed() async {
         let keeper = Log<AnyObject & Sendable>()
         let tracker = LeakTracker()
-        let a = ViewModel(), b = ViewModel()
+        let a = ViewModel()
+        let b = ViewModel()
         keeper.append(a)
         keeper.append(b)
         tracker.track(a, as: "a")
@@ -47,7 +48,7 @@ import Testing
                 let model = ViewModel()
                 tracker.track(model)
                 Task { [model] in _ = model }  // holds it until it runs; serial: it has not yet
-            }   // the check waits until idle, so the task has run and released it
+            }  // the check waits until idle, so the task has run and released it
         }
     }
 }

@@ -45,7 +45,8 @@ import Testing
             viewModel.textChanged("1")
             viewModel.textChanged("12")
             await clock.advance(by: .milliseconds(299))
-            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // the first timer was cancelled
+            // the first timer was cancelled
+            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])
             #expect(api.invocationCount == 0)
             await clock.advance(by: .milliseconds(1))
             #expect(api.invocations.map(\.request) == ["12"])

@@ -107,4 +107,3 @@ import Testing
         #expect(log.values == [1])
     }
 }
-

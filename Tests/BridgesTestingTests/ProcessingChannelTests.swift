@@ -156,12 +156,17 @@ import Testing
                 let second = await iterator?.next()
                 iterator = nil  // released: the element counts as processed
                 #expect(second == i, "iteration \(i)")
-                if second == nil { sender.cancel(); break }  // lost: fail once, do not hang
+                if second == nil {
+                    sender.cancel()
+                    break
+                }  // lost: fail once, do not hang
                 tookIt[1] += 1
             }
             #expect(await sender.result.isSuccess, "iteration \(i)")
         }
-        print("cancel racing send: the cancelled consumer took the element \(tookIt[0]) times, the next one \(tookIt[1]) times")
+        print(
+            "cancel racing send: the cancelled consumer took the element \(tookIt[0]) times, the next one \(tookIt[1]) times"
+        )
     }
 
     /// Nothing keeps a channel alive once its consumers ended and its senders returned, including
@@ -200,4 +205,3 @@ import Testing
         #expect(processed == Array(0..<20))
     }
 }
-

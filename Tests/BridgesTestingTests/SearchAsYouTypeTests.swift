@@ -105,24 +105,24 @@ import Testing
     /// The example of docs/README-testing.md, as written there.
     @available(BridgesTypedSequence, *)
     @Test func typingWithinTheDebounceWindowSendsOneQuery() async throws {
-        let api = FakeCompletionAPI<String, [String]>()   // the legacy search API, driven by the test
-        let clock = TestClock()                           // virtual time
-        try await withBridgesDiagnosticsAsFailures {      // misuse of a bridge fails this test
-            try await withSerialTasks {                   // tasks run one job at a time, observably
+        let api = FakeCompletionAPI<String, [String]>()  // the legacy search API, driven by the test
+        let clock = TestClock()  // virtual time
+        try await withBridgesDiagnosticsAsFailures {  // misuse of a bridge fails this test
+            try await withSerialTasks {  // tasks run one job at a time, observably
                 let presenter = SearchPresenter(api: api, clock: clock)
                 let search = presenter.start()
                 for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
                 await clock.advance(by: .milliseconds(299))
-                #expect(api.invocationCount == 0)         // nothing fires early
+                #expect(api.invocationCount == 0)  // nothing fires early
                 await clock.advance(by: .milliseconds(1))
                 let query = try await api.nextInvocation()
-                #expect(query.request == "123")           // one query, for the last text
+                #expect(query.request == "123")  // one query, for the last text
                 query.complete(with: ["123 Main St"])
                 await runUntilIdle()
                 #expect(presenter.results.values == [["123 Main St"]])
                 search.cancel()
                 _ = await search.result
-                await clock.expectNoPendingSleepers()     // no timer left behind
+                await clock.expectNoPendingSleepers()  // no timer left behind
             }
         }
     }
@@ -137,7 +137,8 @@ import Testing
             for text in ["1", "12", "123"] { try await presenter.searchText.send(text) }
             await clock.advance(by: .milliseconds(299))
             #expect(api.invocationCount == 0)
-            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])  // one timer: later text moved its deadline
+            // one timer: later text moved its deadline
+            #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(300))])
 
             search.cancel()
             _ = await search.result

@@ -48,7 +48,8 @@ import Testing
             async let advancer: Void = clock.advance(to: TestClock.Instant(offset: .seconds(2)))
             async let runner: Void = clock.run()
             _ = await (advancer, runner)
-            #expect(log.values == ["1@1.0 seconds", "2@2.0 seconds", "3@3.0 seconds", "4@4.0 seconds", "5@5.0 seconds"])
+            #expect(
+                log.values == ["1@1.0 seconds", "2@2.0 seconds", "3@3.0 seconds", "4@4.0 seconds", "5@5.0 seconds"])
             #expect(clock.now.offset == .seconds(5))
         }
     }
@@ -78,7 +79,8 @@ import Testing
             #expect(clock.now.offset == .seconds(2))
             #expect(clock.pendingSleepers.map(\.offset) == [.seconds(3), .seconds(4), .seconds(5)])
             await clock.advance(by: .seconds(3))
-            #expect(log.values == ["1@1.0 seconds", "2@2.0 seconds", "3@3.0 seconds", "4@4.0 seconds", "5@5.0 seconds"])
+            #expect(
+                log.values == ["1@1.0 seconds", "2@2.0 seconds", "3@3.0 seconds", "4@4.0 seconds", "5@5.0 seconds"])
             await clock.expectNoPendingSleepers()
         }
     }

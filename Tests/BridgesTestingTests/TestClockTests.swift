@@ -55,9 +55,11 @@ import Testing
                 }
             }
             for step in steps { await clock.advance(by: .milliseconds(step)) }
-            #expect(log.values == [
-                "1s@1.0 seconds", "1.5s@1.5 seconds", "1s@2.0 seconds", "1.5s@3.0 seconds", "1s@3.0 seconds", "1s@4.0 seconds",
-            ])
+            #expect(
+                log.values == [
+                    "1s@1.0 seconds", "1.5s@1.5 seconds", "1s@2.0 seconds", "1.5s@3.0 seconds", "1s@3.0 seconds",
+                    "1s@4.0 seconds",
+                ])
             for timer in timers { #expect(await timer.result.isSuccess) }
             await clock.expectNoPendingSleepers()
         }

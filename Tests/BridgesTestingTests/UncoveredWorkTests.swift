@@ -16,7 +16,9 @@ import Testing
             await withKnownIssue {
                 await runUntilIdle(timeout: .milliseconds(300))
             } matching: { issue in
-                issue.comments.contains { $0.rawValue.contains("never settled") && $0.rawValue.contains("Task.yield()") }
+                issue.comments.contains {
+                    $0.rawValue.contains("never settled") && $0.rawValue.contains("Task.yield()")
+                }
             }
             done.append(true)
             await poller.value
@@ -49,10 +51,11 @@ import Testing
             }
         } matching: { issue in
             for comment in issue.comments { reported.append(comment.rawValue) }
-            return issue.comments.contains { $0.rawValue.contains("runUntilIdle() gave up") || $0.rawValue.contains("withSerialTasks:") }
+            return issue.comments.contains {
+                $0.rawValue.contains("runUntilIdle() gave up") || $0.rawValue.contains("withSerialTasks:")
+            }
         }
         #expect(log.values == ["signal", "unblocked"])
         #expect(reported.values.contains { $0.contains("without returning") && $0.contains("no longer serialises") })
     }
 }
-

@@ -32,13 +32,19 @@ final class XCTestReportingTests: XCTestCase {
         let filePath = location?.fileURL.path ?? ""
         guard Self.isOurs(issue.compactDescription, filePath) else { return super.record(issue) }
         let file = filePath.hasSuffix("/\(#fileID)") ? #fileID : filePath
-        lock.withLock { recorded.append(Recorded(description: issue.compactDescription, file: file, line: location?.lineNumber ?? 0)) }
+        lock.withLock {
+            recorded.append(
+                Recorded(description: issue.compactDescription, file: file, line: location?.lineNumber ?? 0))
+        }
     }
     #else
     /// Captures BridgesTesting's failures; the test's own assertion failures still fail it.
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+    ) {
         guard Self.isOurs(description, filePath) else {
-            return super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+            return super.recordFailure(
+                withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
         }
         lock.withLock { recorded.append(Recorded(description: description, file: filePath, line: lineNumber)) }
     }

@@ -1,10 +1,11 @@
+import Dispatch
+import Testing
+
 // `cancel()` is final: once it has returned, no handler call starts. These tests record ORDER,
 // not counts: a shared clock (a counter under a lock) stamps the moment each handler call
 // starts and the moment `cancel()` returned, and any handler start stamped after that return
 // fails the test. Real threads race each pair 10 000 times.
 @testable import Bridges
-import Dispatch
-import Testing
 
 @Suite("cancel() is final: no handler call starts after it returned", .timeLimit(.minutes(5)))
 struct AfterCancelRaceTests {
@@ -20,10 +21,11 @@ struct AfterCancelRaceTests {
         for index in 0..<Self.iterations {
             let loopEnded = LifetimeGate()
             let cancelled = LifetimeGate()
-            let token = EndlessCounter(released: loopEnded).subscribe(onElement: { element in
-                log.handlerStarted(index, element)
-                _ = raceJitter(index % 3)
-            }, onFinish: { _ in Issue.record("onFinish after cancel (iteration \(index))") })
+            let token = EndlessCounter(released: loopEnded).subscribe(
+                onElement: { element in
+                    log.handlerStarted(index, element)
+                    _ = raceJitter(index % 3)
+                }, onFinish: { _ in Issue.record("onFinish after cancel (iteration \(index))") })
             DispatchQueue.global().async {
                 token.cancel()
                 log.cancelReturned(index)
@@ -34,7 +36,8 @@ struct AfterCancelRaceTests {
         }
         #expect(log.everyCancelReturned)
         let late = log.startsAfterCancel()
-        #expect(late.count == 0, "\(late.count) onElement calls started after cancel() returned, e.g. \(late.prefix(5))")
+        #expect(
+            late.count == 0, "\(late.count) onElement calls started after cancel() returned, e.g. \(late.prefix(5))")
     }
 
     /// Cancelling from inside `onElement` does not deadlock, and no further element is delivered.
@@ -55,7 +58,9 @@ struct AfterCancelRaceTests {
         tokenBox.record(token)
         await loopEnded.wait()
         #expect(cancelledOnce.isOpen)
-        #expect(log.startsAfterCancel().isEmpty, "elements after the cancel made inside onElement: \(log.starts(0).suffix(3))")
+        #expect(
+            log.startsAfterCancel().isEmpty,
+            "elements after the cancel made inside onElement: \(log.starts(0).suffix(3))")
         #expect(token.isCancelled)
     }
 
@@ -69,10 +74,13 @@ struct AfterCancelRaceTests {
         let cancelsDone = LifetimeRecorder<Int>()
         for index in 0..<Self.iterations {
             let tokenReady = LifetimeRecorder<Cancellation>()
-            let token = withCompletion(whenCancelled: .doNotCall, { result in
-                log.handlerStarted(index, CompletionOutcome(result))
-                _ = raceJitter(index % 7)
-            }) {
+            let token = withCompletion(
+                whenCancelled: .doNotCall,
+                { result in
+                    log.handlerStarted(index, CompletionOutcome(result))
+                    _ = raceJitter(index % 7)
+                }
+            ) {
                 defer { workEnded.record(index) }
                 await tokenReady.wait(count: 1)
                 let token = tokenReady.values[0]
@@ -89,7 +97,8 @@ struct AfterCancelRaceTests {
         await cancelsDone.wait(count: Self.iterations)
         #expect(log.everyCancelReturned)
         let late = log.startsAfterCancel()
-        #expect(late.count == 0, "\(late.count) completion calls started after cancel() returned, e.g. \(late.prefix(5))")
+        #expect(
+            late.count == 0, "\(late.count) completion calls started after cancel() returned, e.g. \(late.prefix(5))")
     }
 
     /// Default (`.callWithCancellationError`): after `cancel()` returned the handler may only be
@@ -102,10 +111,13 @@ struct AfterCancelRaceTests {
         let queue = DispatchQueue(label: "AfterCancelRaceTests.delivery")
         for index in 0..<Self.iterations {
             let tokenReady = LifetimeRecorder<Cancellation>()
-            let token = withCompletion(on: .queue(queue), { result in
-                log.handlerStarted(index, CompletionOutcome(result))
-                calls.record(index)
-            }) {
+            let token = withCompletion(
+                on: .queue(queue),
+                { result in
+                    log.handlerStarted(index, CompletionOutcome(result))
+                    calls.record(index)
+                }
+            ) {
                 await tokenReady.wait(count: 1)
                 let token = tokenReady.values[0]
                 DispatchQueue.global().async {
@@ -123,7 +135,7 @@ struct AfterCancelRaceTests {
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
         #expect(calls.count == Self.iterations)
         let late = log.startsAfterCancel(allowing: { $0 == .cancelled })
-        #expect(late.count == 0, "\(late.count) calls with a value started after cancel() returned, e.g. \(late.prefix(5))")
+        #expect(
+            late.count == 0, "\(late.count) calls with a value started after cancel() returned, e.g. \(late.prefix(5))")
     }
 }
-

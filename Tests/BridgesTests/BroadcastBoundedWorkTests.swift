@@ -327,7 +327,9 @@ extension BroadcastBoundedWorkTests {
     /// waited for on a thread outside the cooperative pool (a hung consumer may hold a pool
     /// thread). A watchdog, not a wait for behaviour: the work signals as soon as it has made
     /// progress, so a passing test never waits out the limit.
-    static func signalled(_ semaphore: DispatchSemaphore, times: Int, eachWithin limit: DispatchTimeInterval) async -> Bool {
+    static func signalled(
+        _ semaphore: DispatchSemaphore, times: Int, eachWithin limit: DispatchTimeInterval
+    ) async -> Bool {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 for _ in 0..<times where semaphore.wait(timeout: .now() + limit) != .success {

@@ -15,18 +15,22 @@ struct BroadcastContractTests {
         events.send(0)  // replayed: the first next() returns it, and then nobody waits
         let countsSeen = Collected<Int>()
         let dropped = Collected<Int>()
-        let stream = events.stream(buffering: .dropNewest(1), onDrop: { element in
-            dropped.append(element)
-            countsSeen.append(events.subscriberCount)      // reads the broadcast's state
-            if element == 2 { events.send(1_000) }         // and sends from inside delivery
-        })
+        let stream = events.stream(
+            buffering: .dropNewest(1),
+            onDrop: { element in
+                dropped.append(element)
+                countsSeen.append(events.subscriberCount)  // reads the broadcast's state
+                if element == 2 { events.send(1_000) }  // and sends from inside delivery
+            })
         var iterator = stream.makeAsyncIterator()
         #expect(await iterator.next() == 0)
         for value in 1...5 { events.send(value) }  // 1 is buffered, the rest dropped
         events.finish()
         #expect(await iterator.next() == 1)
         #expect(await iterator.next() == nil)
-        #expect(dropped.values == [2, 1_000, 3, 4, 5], "the re-entrant send is delivered right after the element being delivered")
+        #expect(
+            dropped.values == [2, 1_000, 3, 4, 5],
+            "the re-entrant send is delivered right after the element being delivered")
         #expect(countsSeen.values == [1, 1, 1, 1, 1])
     }
 
@@ -55,7 +59,9 @@ struct BroadcastContractTests {
         events.finish()
         #expect(await consumer.value == Array(0..<total), "nothing lost, in order")
         // capacity buffered + one handed to the consumer and not yet counted by it.
-        #expect(worstLead <= capacity + 1, "the producer ran \(worstLead) elements ahead of a .suspending(\(capacity)) subscriber")
+        #expect(
+            worstLead <= capacity + 1,
+            "the producer ran \(worstLead) elements ahead of a .suspending(\(capacity)) subscriber")
     }
 
     /// The synchronous form: `send` answers `.stopProducing` when the slowest waiting subscriber

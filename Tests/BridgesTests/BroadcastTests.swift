@@ -19,7 +19,10 @@ struct BroadcastTests {
             var received: [Int] = []
             var first = true
             for await value in events.stream(buffering: .latest, onDrop: { latestDropped.append($0) }) {
-                if first { await slowGate.wait(); first = false }
+                if first {
+                    await slowGate.wait()
+                    first = false
+                }
                 received.append(value)
             }
             return received

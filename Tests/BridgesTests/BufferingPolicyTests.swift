@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 @Suite("BufferingPolicy", .timeLimit(.minutes(3)))
 struct BufferingPolicyTests {
@@ -52,17 +53,22 @@ struct BufferingPolicyTests {
         let policy = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = BufferingPolicy.watermark(low: 4, high: 4, fileID: "App/Model.swift", line: 12)
         }
-        #expect(String(decoding: policy.standardErrorContent, as: UTF8.self)
-            .contains("BufferingPolicy.watermark(low:high:): low must be < high, got low 4, high 4 (called at App/Model.swift:12)"))
+        #expect(
+            String(decoding: policy.standardErrorContent, as: UTF8.self)
+                .contains(
+                    "BufferingPolicy.watermark(low:high:): low must be < high, got low 4, high 4 (called at App/Model.swift:12)"
+                ))
         let broadcast = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Broadcast<Int>(replay: -1, fileID: "App/Feed.swift", line: 7)
         }
-        #expect(String(decoding: broadcast.standardErrorContent, as: UTF8.self)
-            .contains("Broadcast(replay:): replay must be ≥ 0, got -1 (called at App/Feed.swift:7)"))
+        #expect(
+            String(decoding: broadcast.standardErrorContent, as: UTF8.self)
+                .contains("Broadcast(replay:): replay must be ≥ 0, got -1 (called at App/Feed.swift:7)"))
     }
 
     @Test func argumentErrorMessage_namesTheArgumentAndTheCallSite() {
-        #expect(_argumentErrorMessage("X.f(_:): n must be ≥ 0, got -1", fileID: "App/Model.swift", line: 12)
-            == "X.f(_:): n must be ≥ 0, got -1 (called at App/Model.swift:12)")
+        #expect(
+            _argumentErrorMessage("X.f(_:): n must be ≥ 0, got -1", fileID: "App/Model.swift", line: 12)
+                == "X.f(_:): n must be ≥ 0, got -1 (called at App/Model.swift:12)")
     }
 }

@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// `next()` asks whether the consuming task is cancelled before taking a buffered element: a
 /// cancelled consumer gets `nil` even with elements buffered, and those elements are reported

@@ -17,7 +17,8 @@ struct CallbackStreamCancellationEndTests {
 
     /// Runs `for try await` over `stream` in a task and records how it ended; `firstReceived`
     /// opens once the first element has arrived.
-    static func consume<F: Error>(_ stream: CallbackStream<Int, F>, firstReceived: Signal? = nil) -> Task<Ending, Never> {
+    static func consume<F: Error>(_ stream: CallbackStream<Int, F>, firstReceived: Signal? = nil) -> Task<Ending, Never>
+    {
         Task {
             var values: [Int] = []
             do {
@@ -170,7 +171,7 @@ struct CallbackStreamCancellationEndTests {
 
     @Test func throwingBroadcast_consumerCancelled_throwsCancellationError() async {
         let broadcast = ThrowingBroadcast<Int, any Error>()
-        weak var released = broadcast
+        weak let released = broadcast
         let received = Signal()
         let task = Self.consume(broadcast.stream(), firstReceived: received)
         await broadcast.waitForSubscribers(1)

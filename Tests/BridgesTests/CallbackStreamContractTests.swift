@@ -1,14 +1,17 @@
-@testable import Bridges
 import BridgesTesting
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// The contract every multi-value source keeps, held at the engine: order under
 /// cancellation, teardown before the loop ends, accounting that adds up, demand from depth, and
 /// pausing that cannot lose its wake-up.
 @Suite("CallbackStream: contract", .timeLimit(.minutes(3)))
 struct CallbackStreamContractTests {
-    static let allPolicies: [BufferingPolicy] = [.unbounded, .latest, .drop, .rendezvous, .dropNewest(3), .dropOldest(3), .suspending(2)]
+    static let allPolicies: [BufferingPolicy] = [
+        .unbounded, .latest, .drop, .rendezvous, .dropNewest(3), .dropOldest(3), .suspending(2),
+    ]
 
     // MARK: - Rendezvous order under cancellation
 
@@ -72,7 +75,9 @@ struct CallbackStreamContractTests {
 
     @Test func teardownLearnsWhyTheStreamEnded() async throws {
         let reasons = Collected<String>()
-        func stream(_ end: @escaping @Sendable (CallbackStream<Int, TestError>.Sink) -> Void) -> CallbackStream<Int, TestError> {
+        func stream(
+            _ end: @escaping @Sendable (CallbackStream<Int, TestError>.Sink) -> Void
+        ) -> CallbackStream<Int, TestError> {
             CallbackStream<Int, TestError> { sink in
                 end(sink)
                 return .onTermination { termination in
@@ -87,7 +92,10 @@ struct CallbackStreamContractTests {
         for try await _ in stream({ $0.finish() }) {}
         do { for try await _ in stream({ $0.finish(throwing: TestError(code: 7)) }) {} } catch {}
         let box = SinkBox<Int, TestError>()  // keeps the sink: released, it would finish the stream
-        for try await _ in stream({ box.set($0); $0.yield(1) }) { break }
+        for try await _ in stream({
+            box.set($0)
+            $0.yield(1)
+        }) { break }
         #expect(reasons.values == ["finished", "failed(7)", "cancelled"])
     }
 
@@ -268,7 +276,9 @@ struct CallbackStreamContractTests {
             demandAfterEachTake.append(demand.values)
         }
         #expect(results.values == [".enqueued", ".enqueued", ".enqueued", ".stopProducing"])
-        #expect(demandAfterEachTake == [[4], [4], [4, 3], [4, 3, 1]], "nothing until the depth is down to low (1), then the room")
+        #expect(
+            demandAfterEachTake == [[4], [4], [4, 3], [4, 3, 1]],
+            "nothing until the depth is down to low (1), then the room")
         #expect(BufferingPolicy.watermark(low: 1, high: 4).description == ".watermark(low: 1, high: 4)")
         #expect(BufferingPolicy.watermark(low: 1, high: 4).isWaiting)
         box.sink.finish()  // a producer that is done says so

@@ -1,7 +1,8 @@
-@testable import Bridges
 import BridgesTesting
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// Runs `action` when released.
 final class OnDeinit: Sendable {
@@ -14,7 +15,6 @@ extension CallbackStream.Sink {
     /// Whether the stream's lock is held right now (by any thread, this one included).
     var lockIsHeld: Bool { token.storage.state.lock.isHeld }
 }
-
 
 /// Demand handlers and pull sources: what a handler captures is released, a pull source is asked
 /// once per wait, a producer actor sends from its own executor, and a one-element buffer needs no ring.
@@ -31,7 +31,10 @@ struct CallbackStreamDemandTests {
             let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
                 let canary = Canary()
                 weak.object = canary
-                sink.onDemand { _ in _ = sink; _ = canary }  // a pull source yields through the sink
+                sink.onDemand { _ in
+                    _ = sink
+                    _ = canary
+                }  // a pull source yields through the sink
                 sink.yield(1)
                 return Cancellation { tornDown.increment() }
             }
@@ -46,7 +49,10 @@ struct CallbackStreamDemandTests {
         let stream = CallbackStream<Int, Never>(buffering: .suspending(4)) { sink in
             let canary = Canary()
             weak.object = canary
-            sink.onDemand { _ in _ = sink; _ = canary }
+            sink.onDemand { _ in
+                _ = sink
+                _ = canary
+            }
             sink.yield(1)
             sink.finish()
             return Cancellation {}
@@ -96,7 +102,10 @@ final class PullSource: @unchecked Sendable {  // all mutable state is touched o
 
     func demand(_ n: Int, sink: CallbackStream<Int, Never>.Sink) {
         queue.async { [self] in
-            if n == Int.max { violations.append("unbounded demand") ; return }
+            if n == Int.max {
+                violations.append("unbounded demand")
+                return
+            }
             outstanding += n
             while outstanding > 0 && next < total {
                 outstanding -= 1
@@ -108,7 +117,10 @@ final class PullSource: @unchecked Sendable {  // all mutable state is touched o
                 }
                 if case .dropped = result { violations.append("dropped \(next - 1)") }
             }
-            if next == total { next += 1; sink.finish() }
+            if next == total {
+                next += 1
+                sink.finish()
+            }
         }
     }
 }
@@ -124,7 +136,10 @@ extension CallbackStreamDemandTests {
         }
         var expected = 0
         for await value in stream {
-            if value != expected { Issue.record("got \(value), expected \(expected)"); break }
+            if value != expected {
+                Issue.record("got \(value), expected \(expected)")
+                break
+            }
             expected += 1
         }
         #expect(expected == total)
@@ -141,7 +156,10 @@ extension CallbackStreamDemandTests {
         }
         var expected = 0
         for await value in stream {
-            if value != expected { Issue.record("got \(value), expected \(expected)"); break }
+            if value != expected {
+                Issue.record("got \(value), expected \(expected)")
+                break
+            }
             expected += 1
         }
         #expect(expected == total)
@@ -183,7 +201,9 @@ extension CallbackStreamDemandTests {
     @Test func actorProducer_sendRunsOnTheProducersActor() async {
         let onActor = Collected<Bool>()
         let box = SinkBox<Int, Never>()
-        let stream = CallbackStream<Int, Never>(buffering: .latest, onDrop: { _ in onActor.append(QueueExecutor.isCurrent) }) { sink in
+        let stream = CallbackStream<Int, Never>(
+            buffering: .latest, onDrop: { _ in onActor.append(QueueExecutor.isCurrent) }
+        ) { sink in
             box.set(sink)
             sink.yield(0)
             return Cancellation {}
@@ -192,7 +212,9 @@ extension CallbackStreamDemandTests {
         #expect(await iterator.next() == 0)
         let back = await QueueProducer().send(box.sink, [1, 2, 3])
         #expect(back == [true, true, true])
-        #expect(onActor.values == [true, true], "send's body ran off the producer's actor: a hop there and back per element")
+        #expect(
+            onActor.values == [true, true], "send's body ran off the producer's actor: a hop there and back per element"
+        )
         box.sink.finish()
         box.clear()
         _ = consume iterator

@@ -71,4 +71,3 @@ struct CallbackStreamIsolationTests {
         await probe.proxyReleased.wait()
     }
 }
-

@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// A started stream's memory is mostly its locked state machine: one allocation holding the
 /// object header, the state and a four-byte lock. These tests hold the `Int` stream's state to
@@ -14,8 +15,12 @@ struct CallbackStreamLayoutTests {
         // 16 (object header) + state + padding to the lock's alignment + 4 (lock) ≤ 152 bytes:
         // glibc adds 8 and rounds up to 16, so 152 is the largest request in the 160-byte class.
         let state = MemoryLayout<Machine>.size
-        let lockOffset = (16 + state + MemoryLayout<PlatformLock>.alignment - 1) / MemoryLayout<PlatformLock>.alignment * MemoryLayout<PlatformLock>.alignment
-        #expect(lockOffset + MemoryLayout<PlatformLock>.size <= 152, "state \(state) B: the stream's allocation leaves the 160-byte size class")
+        let lockOffset =
+            (16 + state + MemoryLayout<PlatformLock>.alignment - 1) / MemoryLayout<PlatformLock>.alignment
+            * MemoryLayout<PlatformLock>.alignment
+        #expect(
+            lockOffset + MemoryLayout<PlatformLock>.size <= 152,
+            "state \(state) B: the stream's allocation leaves the 160-byte size class")
     }
 
     @Test func theOneByteFieldsFillTheInlineSlotsPadding() {
@@ -23,7 +28,9 @@ struct CallbackStreamLayoutTests {
         let small = [\Machine.phase, \Machine.mode, \Machine.producerFinished, \Machine.reportedYieldAfterFinish]
             .map { MemoryLayout<Machine>.offset(of: $0)! }
         #expect(small.allSatisfy { $0 >= bufferEnd && $0 < MemoryLayout<Machine>.offset(of: \Machine.teardown)! })
-        #expect(MemoryLayout<Machine.Phase>.size <= 2, "the phase carries a payload again (the builder lives in `teardown`)")
+        #expect(
+            MemoryLayout<Machine.Phase>.size <= 2, "the phase carries a payload again (the builder lives in `teardown`)"
+        )
     }
 
     /// Only the waiting policies carry the senders' and demand's state.
@@ -38,7 +45,11 @@ struct CallbackStreamLayoutTests {
     func waitingPolicies_haveTheirState(_ policy: BufferingPolicy) {
         let machine = CallbackStreamStateMachine<Int, Never, Void>(policy: policy, builder: ())
         #expect(machine.waiting != nil)
-        if case .watermark = policy.kind { #expect(machine.lowWatermark == 2) } else { #expect(machine.lowWatermark == machine.capacity - 1) }
+        if case .watermark = policy.kind {
+            #expect(machine.lowWatermark == 2)
+        } else {
+            #expect(machine.lowWatermark == machine.capacity - 1)
+        }
     }
 
     /// One waiting element takes the buffer's inline slot; a ring replaces it when a second has

@@ -22,7 +22,8 @@ struct CallbackStreamPolicyTests {
         let dropped = Collected<Int>()
         let results = Collected<CallbackStream<Int, Never>.YieldResult>()
         let count = Collected<Int>()
-        let stream = CallbackStream<Int, Never>.probed(probe, buffering: policy, onDrop: { dropped.append($0) }) { sink in
+        let stream = CallbackStream<Int, Never>.probed(probe, buffering: policy, onDrop: { dropped.append($0) }) {
+            sink in
             for value in 1...10 { results.append(sink.yield(value)) }
             count.append(sink.droppedCount)
             sink.finish()
@@ -33,7 +34,9 @@ struct CallbackStreamPolicyTests {
         await probe.proxyReleased.wait()
         #expect(probe.builds.value == 1)
         #expect(probe.teardowns.value == 1)
-        return Outcome(results: results.values, received: received, dropped: dropped.values, droppedCount: count.values.first ?? -1)
+        return Outcome(
+            results: results.values, received: received, dropped: dropped.values, droppedCount: count.values.first ?? -1
+        )
     }
 
     @Test func unbounded_keepsEverything() async {
@@ -100,7 +103,8 @@ struct CallbackStreamPolicyTests {
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
         let dropped = Collected<Int>()
-        let stream = CallbackStream<Int, Never>.probed(probe, box: box, buffering: policy, onDrop: { dropped.append($0) })
+        let stream = CallbackStream<Int, Never>.probed(
+            probe, box: box, buffering: policy, onDrop: { dropped.append($0) })
         let consumer = Task {
             var received: [Int] = []
             for await value in stream { received.append(value) }
@@ -172,7 +176,10 @@ struct CallbackStreamPolicyTests {
         let asked = Signal()
         let probe = StreamProbe()
         let stream = CallbackStream<Int, Never>.probed(probe, box: box, buffering: .rendezvous) { sink in
-            sink.onDemand { demanded.append($0); asked.open() }
+            sink.onDemand {
+                demanded.append($0)
+                asked.open()
+            }
             _ = sink.yield(1)  // buffered: the first next() takes it without asking
         }
         let consumer = Task {
@@ -299,8 +306,8 @@ struct CallbackStreamPolicyTests {
     /// like FileHandle or URLSessionTask.suspend()/resume().
     final class PausableSource: Sendable {
         private let lock = NSLockish()
-        nonisolated(unsafe) private var next = 1          // guarded by `lock`
-        nonisolated(unsafe) private var credit = 0        // guarded by `lock`
+        nonisolated(unsafe) private var next = 1  // guarded by `lock`
+        nonisolated(unsafe) private var credit = 0  // guarded by `lock`
         let total: Int
         let results = Collected<(value: Int, result: CallbackStream<Int, Never>.YieldResult, creditAfter: Int)>()
         init(total: Int) { self.total = total }

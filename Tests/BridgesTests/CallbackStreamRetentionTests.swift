@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// A started stream's state keeps one waiting element inline (no ring), the builder in the
 /// teardown's payload, and the waiting policies' fields in an object of their own. These tests
@@ -93,7 +94,10 @@ struct CallbackStreamRetentionTests {
             _ = await iterator.next()
             let left = Canary()
             element.object = left
-            guard case .enqueued = box.sink.yield(left) else { Issue.record("not enqueued"); return }
+            guard case .enqueued = box.sink.yield(left) else {
+                Issue.record("not enqueued")
+                return
+            }
             #expect(box.sink.token.storage.state.withLock { $0.buffer.hasFirst })
             withExtendedLifetime(iterator) {}
         }
@@ -169,7 +173,9 @@ struct CallbackStreamRetentionTests {
 
     /// Registers a demand handler that records each count and holds a fresh canary, so that a
     /// test can tell when the stream let go of it.
-    private func onDemandRecording(_ sink: CallbackStream<Int, Never>.Sink, into reported: Collected<Int>, canary: Weak<Canary>) {
+    private func onDemandRecording(
+        _ sink: CallbackStream<Int, Never>.Sink, into reported: Collected<Int>, canary: Weak<Canary>
+    ) {
         let captured = Canary()
         canary.object = captured
         sink.onDemand { count in

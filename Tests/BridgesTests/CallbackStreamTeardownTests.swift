@@ -168,10 +168,12 @@ struct CallbackStreamTeardownTests {
         let (_, diagnostics) = await capturingDiagnostics {
             let stream = CallbackStream<Int, Never>.probed(probe, box: box) { sink in
                 sink.finish()
-                lines.append(#line); let first = sink.yield(1)
+                lines.append(#line + 1)  // the next line's
+                let first = sink.yield(1)
                 #expect(first == .terminated)
                 #expect(sink.yield(2) == .terminated)
-                lines.append(#line); sink.finish()
+                lines.append(#line + 1)  // the next line's
+                sink.finish()
             }
             for await _ in stream {}
         }
@@ -179,7 +181,8 @@ struct CallbackStreamTeardownTests {
         #expect(diagnostics.first?.occurrences == 2)
         #expect(diagnostics.map(\.fileID) == [#fileID, #fileID])
         #expect(diagnostics.map(\.line) == lines.values)
-        #expect(diagnostics.allSatisfy { $0.message.contains("CallbackStreamSupport.swift:") })  // where the stream was made
+        // where the stream was made
+        #expect(diagnostics.allSatisfy { $0.message.contains("CallbackStreamSupport.swift:") })
         #expect(diagnostics.first?.message.contains("Stop producing once you call finish()") == true)
         #expect(diagnostics.last?.message.contains("Finish once, where the source ends") == true)
         box.clear()

@@ -20,7 +20,8 @@ struct CancellationTests {
     }
 
     @Test func combined_cancelsEveryPart() {
-        let a = Cancellation(), b = Cancellation()
+        let a = Cancellation()
+        let b = Cancellation()
         Cancellation(combining: [a, b]).cancel()
         #expect(a.isCancelled && b.isCancelled)
     }
@@ -28,7 +29,11 @@ struct CancellationTests {
     @Test func taskToken_cancelsTheTask() async {
         let cancelled = Signal()
         let task = Task {
-            await withTaskCancellationHandler { await cancelled.wait() } onCancel: { cancelled.open() }
+            await withTaskCancellationHandler {
+                await cancelled.wait()
+            } onCancel: {
+                cancelled.open()
+            }
         }
         task.cancellation.cancel()
         await task.value  // returns only because the cancellation reached the task
@@ -49,7 +54,8 @@ struct CancellationTests {
     }
 
     @Test func bag_cancelsEverythingWhenDeallocated() {
-        let a = Cancellation(), b = Cancellation()
+        let a = Cancellation()
+        let b = Cancellation()
         do {
             let bag = CancellationBag()
             a.store(in: bag)

@@ -1,6 +1,7 @@
-@testable import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of `debounce`'s events, up to a bounded depth, on a virtual clock:
 /// upstream elements, the timer task attached, ticking, sleeping and waking (or cancelled while
@@ -31,7 +32,12 @@ private struct DebounceModel: ExplorationModel {
     static let end = 5
 
     enum Event: Hashable, CustomStringConvertible {
-        case element, attach, tick(Int), wake(Int), advance, upstreamEnds(failing: Bool), teardown
+        case element, attach
+        case tick(Int)
+        case wake(Int)
+        case advance
+        case upstreamEnds(failing: Bool)
+        case teardown
 
         var description: String {
             switch self {
@@ -46,9 +52,18 @@ private struct DebounceModel: ExplorationModel {
         }
     }
 
-    enum Upstream: Hashable { case running, attaching(Int), ended, stopped }
+    enum Upstream: Hashable {
+        case running
+        case attaching(Int)
+        case ended, stopped
+    }
     /// A timer task: before its first tick, asleep until a deadline, awake after it, or done.
-    enum Timer: Hashable { case created, sleeping(until: Int), awake(sleptUntil: Int), done }
+    enum Timer: Hashable {
+        case created
+        case sleeping(until: Int)
+        case awake(sleptUntil: Int)
+        case done
+    }
 
     let tasks: [Task<Void, Never>]
     var machine = Machine()
@@ -117,7 +132,9 @@ private struct DebounceModel: ExplorationModel {
             case .fired(let mustDeliver):
                 timers[index] = .done
                 guard let newest = arrived.last else { return ["a timer fired with nothing arrived"] }
-                if now < newest.at + Self.interval { broken.append("element \(newest.element) emitted at \(now), before its window ended") }
+                if now < newest.at + Self.interval {
+                    broken.append("element \(newest.element) emitted at \(now), before its window ended")
+                }
                 deliver(saying: mustDeliver, after: event, &broken)
             case .stop:
                 timers[index] = .done
@@ -142,7 +159,10 @@ private struct DebounceModel: ExplorationModel {
         if liveTimers.count > 1 { broken.append("timers \(liveTimers) are live at once") }
         // The operator decides emissions only after the events that return `mustDeliver`: anything
         // left here would reach the stream in a later critical section, or never.
-        if !machine.emissions.events.isEmpty { broken.append("\(event) left \(machine.emissions.events.count) events posted, never decided into the stream") }
+        if !machine.emissions.events.isEmpty {
+            broken.append(
+                "\(event) left \(machine.emissions.events.count) events posted, never decided into the stream")
+        }
         if hasPending && !terminated && liveTimers.isEmpty && upstream != .attaching(timers.count - 1) {
             broken.append("an element is pending and no timer will emit it")
         }
@@ -152,7 +172,9 @@ private struct DebounceModel: ExplorationModel {
     /// Moves the emissions downstream, as the operator does under its lock when `mustDeliver`.
     mutating func deliver(saying mustDeliver: Bool, after event: Event, _ broken: inout [String]) {
         let posted = machine.emissions.events.count
-        if mustDeliver != (posted > 0) { broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted") }
+        if mustDeliver != (posted > 0) {
+            broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted")
+        }
         // Bounded work per event: at most the pending element and the end.
         if posted > 2 { broken.append("\(event) posted \(posted) events") }
         guard mustDeliver else { return }
@@ -161,8 +183,12 @@ private struct DebounceModel: ExplorationModel {
             if delivered.last?.hasPrefix("end") == true { broken.append("\(emitted) delivered after the end") }
             switch emitted {
             case .element(let element):
-                if element != arrived.last?.element { broken.append("element \(element) delivered, not the newest (\(arrived.map(\.element)))") }
-                if let last = delivered.last.flatMap(Int.init), element <= last { broken.append("\(element) delivered after \(last)") }
+                if element != arrived.last?.element {
+                    broken.append("element \(element) delivered, not the newest (\(arrived.map(\.element)))")
+                }
+                if let last = delivered.last.flatMap(Int.init), element <= last {
+                    broken.append("\(element) delivered after \(last)")
+                }
                 delivered.append("\(element)")
             case .finish(let failure):
                 delivered.append(failure == nil ? "end" : "end(failure)")
@@ -180,7 +206,9 @@ private struct DebounceModel: ExplorationModel {
 
     mutating func cancel(_ task: Task<Void, Never>?, _ broken: inout [String]) {
         guard let task else { return }
-        guard let index = tasks.firstIndex(of: task), index < timers.count else { return broken.append("an unknown timer was cancelled") }
+        guard let index = tasks.firstIndex(of: task), index < timers.count else {
+            return broken.append("an unknown timer was cancelled")
+        }
         cancels[index, default: 0] += 1
     }
 
@@ -203,18 +231,27 @@ private struct DebounceModel: ExplorationModel {
                         default: false
                         }
                     }
-                    if next == nil, teardown, model.timers.contains(where: { if case .sleeping = $0 { true } else { false } }), model.now < Self.end {
+                    if next == nil, teardown,
+                        model.timers.contains(where: { if case .sleeping = $0 { true } else { false } }),
+                        model.now < Self.end
+                    {
                         next = .advance
                     }
                 }
                 guard let next else { break }
-                broken += model.apply(next).map { "\($0) (ending: \(teardown ? "teardown" : "upstream ends"), at \(next))" }
+                broken += model.apply(next).map {
+                    "\($0) (ending: \(teardown ? "teardown" : "upstream ends"), at \(next))"
+                }
             }
             let ending = teardown ? "teardown" : "upstream ends"
             if !teardown && !model.terminated && !model.failed {
-                if model.delivered.filter({ $0 == "end" }).count != 1 { broken.append("\(ending): the end was delivered \(model.delivered.filter { $0 == "end" }.count) times") }
+                if model.delivered.filter({ $0 == "end" }).count != 1 {
+                    broken.append(
+                        "\(ending): the end was delivered \(model.delivered.filter { $0 == "end" }.count) times")
+                }
                 if let newest = model.arrived.last, !model.delivered.contains("\(newest.element)") {
-                    broken.append("\(ending): the newest element \(newest.element) was never delivered (\(model.delivered))")
+                    broken.append(
+                        "\(ending): the newest element \(newest.element) was never delivered (\(model.delivered))")
                 }
             }
             for index in model.timers.indices {
@@ -222,7 +259,9 @@ private struct DebounceModel: ExplorationModel {
                     broken.append("\(ending): timer \(index) is left asleep, never cancelled")
                 }
             }
-            if !model.machine.emissions.events.isEmpty { broken.append("\(ending): events posted, never decided into the stream") }
+            if !model.machine.emissions.events.isEmpty {
+                broken.append("\(ending): events posted, never decided into the stream")
+            }
         }
         return broken
     }
@@ -232,6 +271,7 @@ private struct DebounceModel: ExplorationModel {
     var key: String {
         var machine = machine
         machine.emissions.events = StreamRing()
-        return "\(machine)|\(now)|\(upstream)|\(arrived.map { "\($0.element)@\($0.at)" })|\(timers)|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(failed)\(delivered)"
+        return
+            "\(machine)|\(now)|\(upstream)|\(arrived.map { "\($0.element)@\($0.at)" })|\(timers)|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(failed)\(delivered)"
     }
 }

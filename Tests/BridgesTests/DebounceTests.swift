@@ -13,15 +13,17 @@ import Testing
         let box = SinkBox<String, Never>()
         try await withBridgesDiagnosticsAsFailures { () async throws in
             try await withSerialTasks { () async throws in
-                let debounced = CallbackStream<String, Never>.probed(probe, box: box).debounce(for: .milliseconds(300), clock: clock)
+                let debounced = CallbackStream<String, Never>.probed(probe, box: box).debounce(
+                    for: .milliseconds(300), clock: clock)
                 let output = debounced.record()
                 await box.ready.wait()
                 box.sink.yield("1")
                 await clock.advance(by: .milliseconds(100))
-                box.sink.yield("12")                          // restarts the window: "1" is never emitted
+                box.sink.yield("12")  // restarts the window: "1" is never emitted
                 await clock.advance(by: .milliseconds(299))
                 await output.expectNoMoreElements()
-                #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(400))])  // one timer: "12" moved its deadline
+                // one timer: "12" moved its deadline
+                #expect(clock.pendingSleepers == [TestClock.Instant(offset: .milliseconds(400))])
                 await clock.advance(by: .milliseconds(1))
                 #expect(try await output.next() == "12")
                 box.sink.yield("123")
@@ -51,8 +53,8 @@ import Testing
             continuation.finish()
             #expect(try await output.next() == 2)
             await output.expectFinished()
-            #expect(output.elements == [2])                   // the last value is never lost
-            #expect(clock.now == TestClock.Instant())         // and no time had to pass
+            #expect(output.elements == [2])  // the last value is never lost
+            #expect(clock.now == TestClock.Instant())  // and no time had to pass
             await clock.expectNoPendingSleepers()
         }
     }
@@ -83,7 +85,7 @@ import Testing
                     for try await _ in debounced {}
                     return nil
                 } catch {
-                    return error                              // statically a TestError
+                    return error  // statically a TestError
                 }
             }
             await box.ready.wait()
@@ -100,7 +102,8 @@ import Testing
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
         try await withSerialTasks { () async throws in
-            let output = CallbackStream<Int, Never>.probed(probe, box: box).debounce(for: .seconds(1), clock: clock).record()
+            let output = CallbackStream<Int, Never>.probed(probe, box: box).debounce(for: .seconds(1), clock: clock)
+                .record()
             await box.ready.wait()
             box.sink.yield(1)
             await runUntilIdle()

@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// What a person reading a report sees: each message says what happened and what to change,
 /// and a sink's misuse is reported at the offending call.
@@ -60,7 +61,8 @@ struct DiagnosticMessagesTests {
         let (line, diagnostics) = try await capturingDiagnostics { () async throws -> UInt in
             let stream = CallbackStream<Int, TestError>.probed(probe, box: box) { sink in sink.yield(1) }
             for try await _ in stream { break }
-            let line: UInt = #line; box.sink.finish(throwing: TestError(code: 3))
+            let line: UInt = #line + 1  // the next line's
+            box.sink.finish(throwing: TestError(code: 3))
             return line
         }
         #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
@@ -100,9 +102,13 @@ struct DiagnosticMessagesTests {
             let site = CallSite(fileID: "App/Feed.swift", line: 7)
             site.report(.other("a"), "user's call", bridge: nil, at: "App/Producer.swift", line: 3)
             site.report(.other("b"), "adapter's call", bridge: nil, at: "Bridges/Broadcast.swift", line: 228)
-            site.report(.other("c"), "adapter's call", bridge: nil, at: "BridgesCombine/StreamSubscriber.swift", line: 245)
+            site.report(
+                .other("c"), "adapter's call", bridge: nil, at: "BridgesCombine/StreamSubscriber.swift", line: 245)
         }
-        #expect(reports.values.map { "\($0.fileID):\($0.line)" } == ["App/Producer.swift:3", "App/Feed.swift:7", "App/Feed.swift:7"])
+        #expect(
+            reports.values.map { "\($0.fileID):\($0.line)" } == [
+                "App/Producer.swift:3", "App/Feed.swift:7", "App/Feed.swift:7",
+            ])
     }
 
     @Test func broadcastSendAfterFinish_saysToStopOrToMakeANewBroadcast() async {
@@ -132,9 +138,10 @@ struct DiagnosticMessagesTests {
         #expect(await check.value == false)
         let diagnostics = reports.values
         #expect(diagnostics.map(\.kind) == [.ownerLifetime])
-        #expect(diagnostics.first?.message.hasPrefix(
-            "NaiveOwner was not released within 0.05 seconds of expectRelease(of:within:): something still holds it strongly."
-        ) == true)
+        #expect(
+            diagnostics.first?.message.hasPrefix(
+                "NaiveOwner was not released within 0.05 seconds of expectRelease(of:within:): something still holds it strongly."
+            ) == true)
         #expect(diagnostics.first?.message.contains("consume the sequence with forEach(weak:in:)") == true)
         source.continuation.finish()  // only the end of the stream frees it
         await gone.wait()

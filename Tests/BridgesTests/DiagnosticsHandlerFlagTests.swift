@@ -1,8 +1,9 @@
-@testable import Bridges
 import CBridgesRuntime
 import Dispatch
 import Foundation
 import Testing
+
+@testable import Bridges
 
 /// A bridge reads the task-local diagnostics handler only once some handler was ever installed
 /// in the process (`Diagnostics.withHandler`); before that none can be bound, and the read is
@@ -22,7 +23,8 @@ struct DiagnosticsHandlerFlagTests {
             precondition(site.handler != nil, "a bridge made inside withHandler captures its handler")
             site.report(.callbackDropped, "test", bridge: nil)
             precondition(reports.values == [.callbackDropped], "the report reaches the scope's handler")
-            precondition(CallSite(fileID: "After.swift", line: 3).handler == nil, "outside the scope: the default handler")
+            precondition(
+                CallSite(fileID: "After.swift", line: 3).handler == nil, "outside the scope: the default handler")
         }
     }
 
@@ -42,7 +44,8 @@ struct DiagnosticsHandlerFlagTests {
             }.start()
             done.wait()
             precondition(captured?.before == false, "no handler before withHandler")
-            precondition(captured?.inside == true, "a bridge made inside the synchronous form on a thread captures its handler")
+            precondition(
+                captured?.inside == true, "a bridge made inside the synchronous form on a thread captures its handler")
         }
     }
 

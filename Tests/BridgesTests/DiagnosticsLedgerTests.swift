@@ -30,8 +30,11 @@ struct DiagnosticsLedgerTests {
     /// What the default handler writes on Linux (and `printToStandardError` everywhere): a line
     /// compilers and editors read as a warning at the bridge's line.
     @Test func standardErrorLine_isCompilerStyle_atTheBridgesCallSite() {
-        let diagnostic = BridgeDiagnostic(kind: .callbackCalledTwice, message: "ignored", fileID: "App/Profile.swift", line: 42)
-        #expect(diagnostic.compilerStyleLine == "App/Profile.swift:42: warning: Bridges misuse (callbackCalledTwice): ignored")
+        let diagnostic = BridgeDiagnostic(
+            kind: .callbackCalledTwice, message: "ignored", fileID: "App/Profile.swift", line: 42)
+        #expect(
+            diagnostic.compilerStyleLine
+                == "App/Profile.swift:42: warning: Bridges misuse (callbackCalledTwice): ignored")
     }
 
     // MARK: - Once per bridge and kind
@@ -52,7 +55,9 @@ struct DiagnosticsLedgerTests {
         let (_, diagnostics) = try await capturingDiagnostics {
             for _ in 0..<bridges {
                 _ = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-                    done(.success(1)); done(.success(2)); done(.success(3))
+                    done(.success(1))
+                    done(.success(2))
+                    done(.success(3))
                 }
             }
         }

@@ -1,5 +1,7 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +20,10 @@ struct FileHandleSelectTests {
         defer { for fd in wake + data { close(fd) } }
         #expect(write(data[1], "x", 1) == 1)
 
-        var viaSelect = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0), pollfd(fd: data[0], events: Int16(POLLIN), revents: 0)]
+        var viaSelect = [
+            pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0),
+            pollfd(fd: data[0], events: Int16(POLLIN), revents: 0),
+        ]
         var viaPoll = viaSelect
         #expect(_selectReadable(&viaSelect, 2) == 1)
         #expect(poll(&viaPoll, 2, 0) == 1)

@@ -1,13 +1,15 @@
 import Bridges
 import Dispatch
 import Foundation
+import Testing
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Testing
 
 /// The XMLParserDelegate bridged with DelegateProxy: start tags as a stream.
-final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {  // state: the sink, a Sendable signal, and `ended`, touched only by the parser's delegate calls on the thread running parse()
+// state: the sink, a Sendable signal, and `ended`, touched only by the parser's delegate calls on the thread running parse()
+final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {
     let released: Signal
     init(_ sink: CallbackStream<String, any Error>.Sink, released: Signal) {
         self.released = released
@@ -35,12 +37,14 @@ final class XMLStartTags: DelegateProxy<String, any Error>, XMLParserDelegate, @
     }
 }
 
-func startTags(of xml: String, buffering: BufferingPolicy = .unbounded, released: Signal, teardowns: Counter) -> CallbackStream<String, any Error> {
+func startTags(
+    of xml: String, buffering: BufferingPolicy = .unbounded, released: Signal, teardowns: Counter
+) -> CallbackStream<String, any Error> {
     CallbackStream(buffering: buffering) { sink in
         let parser = XMLParser(data: Data(xml.utf8))
         let proxy = XMLStartTags(sink, released: released)
         parser.delegate = proxy  // weak: only the stream keeps the proxy alive
-        _ = parser.parse()       // synchronous: the whole document is produced in the builder
+        _ = parser.parse()  // synchronous: the whole document is produced in the builder
         return proxy.retained { teardowns.increment() }
     }
 }
@@ -63,7 +67,9 @@ struct FoundationAdaptersTests {
         let teardowns = Counter()
         var tags: [String] = []
         do {
-            for try await tag in startTags(of: "<a><b></a>", released: released, teardowns: teardowns) { tags.append(tag) }
+            for try await tag in startTags(of: "<a><b></a>", released: released, teardowns: teardowns) {
+                tags.append(tag)
+            }
             Issue.record("a malformed document must throw")
         } catch {
             #expect(tags == ["a", "b"])
@@ -77,7 +83,9 @@ struct FoundationAdaptersTests {
         let teardowns = Counter()
         let xml = "<items>" + (1...50).map { "<item\($0)/>" }.joined() + "</items>"
         var tags: [String] = []
-        for try await tag in startTags(of: xml, buffering: .latest, released: released, teardowns: teardowns) { tags.append(tag) }
+        for try await tag in startTags(of: xml, buffering: .latest, released: released, teardowns: teardowns) {
+            tags.append(tag)
+        }
         #expect(tags == ["item50"])
         await released.wait()
     }
@@ -101,10 +109,13 @@ struct FoundationAdaptersTests {
             posterDone.open()
         }
         var received: [Int] = []
-        for await n in center.notificationStream(named: name, transform: { note in
-            observed.increment()
-            return note.userInfo?["n"] as? Int
-        }) {
+        for await n in center.notificationStream(
+            named: name,
+            transform: { note in
+                observed.increment()
+                return note.userInfo?["n"] as? Int
+            })
+        {
             received.append(n)
             if received.count == 3 { break }
         }
@@ -261,10 +272,13 @@ struct FoundationAdaptersTests {
         // What the writer got rid of = consumed + in the stream's buffer + in the reader's hands
         // + in the pipe. Reading pauses when the buffer is full, so the writer can only finish
         // when the consumer is near the end.
-        let pipeSize = Int(fcntl(pipe.fileHandleForReading.fileDescriptor, 1032 /* F_GETPIPE_SZ */))
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ, which Glibc does not export
+        let pipeSize = Int(fcntl(pipe.fileHandleForReading.fileDescriptor, getPipeSize))
         let bound = max(pipeSize, chunk) + 5 * chunk
         let atFinish = consumedWhenWriterFinished.values.first ?? 0
-        #expect(atFinish >= total - bound, "the writer ran \(total - atFinish) bytes ahead of the consumer (bound \(bound))")
+        #expect(
+            atFinish >= total - bound, "the writer ran \(total - atFinish) bytes ahead of the consumer (bound \(bound))"
+        )
     }
 
     @Test func fileHandle_cancelledWhilePaused_readerWakesAndExits_handleReleased() async throws {

@@ -18,11 +18,14 @@ struct MainActorEntryPointsTests {
         deinit { deinitialized.open() }
 
         func loadWithCompletion() -> Cancellation {
-            withCompletion(on: .mainActor, { (result: Result<Int, any Error>) in
-                MainActor.assertIsolated()
-                self.title = "loaded \((try? result.get()) ?? -1)"
-                self.done.open()
-            }) {
+            withCompletion(
+                on: .mainActor,
+                { (result: Result<Int, any Error>) in
+                    MainActor.assertIsolated()
+                    self.title = "loaded \((try? result.get()) ?? -1)"
+                    self.done.open()
+                }
+            ) {
                 MainActor.assertIsolated()
                 self.title = "loading"
                 return 7
@@ -30,13 +33,16 @@ struct MainActorEntryPointsTests {
         }
 
         func subscribe(to items: CallbackStream<Int, Never>) -> Cancellation {
-            items.subscribe(on: .mainActor, onElement: { item in
-                MainActor.assertIsolated()
-                self.items.append(item)
-            }, onFinish: { _ in
-                MainActor.assertIsolated()
-                self.done.open()
-            })
+            items.subscribe(
+                on: .mainActor,
+                onElement: { item in
+                    MainActor.assertIsolated()
+                    self.items.append(item)
+                },
+                onFinish: { _ in
+                    MainActor.assertIsolated()
+                    self.done.open()
+                })
         }
 
         func follow(_ items: CallbackStream<Int, Never>) {
@@ -86,7 +92,7 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func withCompletion_onMainActor() async {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         let token = screen!.loadWithCompletion()
         await screen!.done.wait()
         #expect(screen?.title == "loaded 7")
@@ -97,7 +103,7 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func subscribe_onMainActor() async {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         let token = screen!.subscribe(to: Self.finite())
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
@@ -108,7 +114,7 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func forEachWeak() async {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         screen!.follow(Self.finite())
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
@@ -118,7 +124,7 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func runTaskWeak() async {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         screen!.refresh()
         await screen!.done.wait()
         #expect(screen?.title == "refreshed 42")
@@ -129,7 +135,7 @@ struct MainActorEntryPointsTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @MainActor @Test func collectLatestWeak() async {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         screen!.search(Self.finite())
         await screen!.done.wait()
         #expect(screen?.items.last == 3)
@@ -141,7 +147,7 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func withCallback_bodyOnTheCallersActor() async throws {
         var screen: Screen? = Screen()
-        weak var released = screen
+        weak let released = screen
         #expect(try await screen!.start() == 1)
         #expect(screen?.title == "started")
         screen = nil

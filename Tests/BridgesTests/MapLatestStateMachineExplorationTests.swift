@@ -1,6 +1,7 @@
-@testable import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of `mapLatest`'s events, up to a bounded depth: upstream elements (each
 /// superseding the transform before it), each transform task attached, starting and finishing
@@ -30,7 +31,11 @@ private struct MapLatestModel: ExplorationModel {
     typealias Machine = MapLatestStateMachine<Int, Boom>
 
     enum Event: Hashable, CustomStringConvertible {
-        case element, attach, start(Int), finish(Int, failing: Bool), upstreamEnds(failing: Bool), teardown
+        case element, attach
+        case start(Int)
+        case finish(Int, failing: Bool)
+        case upstreamEnds(failing: Bool)
+        case teardown
 
         var description: String {
             switch self {
@@ -44,7 +49,11 @@ private struct MapLatestModel: ExplorationModel {
         }
     }
 
-    enum Upstream: Hashable { case running, attaching(Int), ended, stopped }
+    enum Upstream: Hashable {
+        case running
+        case attaching(Int)
+        case ended, stopped
+    }
     enum Transform: Hashable { case created, running, done }
 
     let tasks: [Task<Void, Never>]
@@ -101,7 +110,8 @@ private struct MapLatestModel: ExplorationModel {
             transforms[generation] = machine.mayStart(generation: generation) ? .running : .done
         case .finish(let generation, let failing):
             transforms[generation] = .done
-            let mustDeliver = machine.transformFinished(generation: generation, failing ? .failure(Boom()) : .success(generation))
+            let mustDeliver = machine.transformFinished(
+                generation: generation, failing ? .failure(Boom()) : .success(generation))
             deliver(saying: mustDeliver, after: event, &broken)
         case .upstreamEnds(let failing):
             upstream = .ended
@@ -112,17 +122,24 @@ private struct MapLatestModel: ExplorationModel {
             terminated = true
             cancel(machine.terminate(), &broken)
         }
-        if cancels.values.contains(where: { $0 > 1 }) { broken.append("a transform task was cancelled twice: \(cancels)") }
+        if cancels.values.contains(where: { $0 > 1 }) {
+            broken.append("a transform task was cancelled twice: \(cancels)")
+        }
         // The operator decides emissions only after the events that return `mustDeliver`: anything
         // left here would reach the stream in a later critical section, or never.
-        if !machine.emissions.events.isEmpty { broken.append("\(event) left \(machine.emissions.events.count) events posted, never decided into the stream") }
+        if !machine.emissions.events.isEmpty {
+            broken.append(
+                "\(event) left \(machine.emissions.events.count) events posted, never decided into the stream")
+        }
         return broken
     }
 
     /// Moves the emissions downstream, as the operator does under its lock when `mustDeliver`.
     mutating func deliver(saying mustDeliver: Bool, after event: Event, _ broken: inout [String]) {
         let posted = machine.emissions.events.count
-        if mustDeliver != (posted > 0) { broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted") }
+        if mustDeliver != (posted > 0) {
+            broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted")
+        }
         // Bounded work per event: at most the current result and the end.
         if posted > 2 { broken.append("\(event) posted \(posted) events") }
         guard mustDeliver else { return }
@@ -131,8 +148,12 @@ private struct MapLatestModel: ExplorationModel {
             if delivered.last?.hasPrefix("end") == true { broken.append("\(emitted) delivered after the end") }
             switch emitted {
             case .element(let output):
-                if output != arrived { broken.append("the result of element \(output) delivered after element \(arrived) arrived") }
-                if let last = delivered.last.flatMap(Int.init), output <= last { broken.append("\(output) delivered after \(last)") }
+                if output != arrived {
+                    broken.append("the result of element \(output) delivered after element \(arrived) arrived")
+                }
+                if let last = delivered.last.flatMap(Int.init), output <= last {
+                    broken.append("\(output) delivered after \(last)")
+                }
                 delivered.append("\(output)")
             case .finish(let failure):
                 delivered.append(failure == nil ? "end" : "end(failure)")
@@ -168,19 +189,30 @@ private struct MapLatestModel: ExplorationModel {
                     }
                 }
                 guard let next else { break }
-                broken += model.apply(next).map { "\($0) (ending: \(teardown ? "teardown" : "upstream ends"), at \(next))" }
+                broken += model.apply(next).map {
+                    "\($0) (ending: \(teardown ? "teardown" : "upstream ends"), at \(next))"
+                }
             }
             let ending = teardown ? "teardown" : "upstream ends"
             if !teardown && !model.terminated {
-                if model.delivered.filter({ $0.hasPrefix("end") }).count != 1 { broken.append("\(ending): the end was delivered \(model.delivered.filter { $0.hasPrefix("end") }.count) times") }
-                if model.arrived > 0 && !model.delivered.contains("end(failure)") && !model.delivered.contains("\(model.arrived)") {
+                if model.delivered.filter({ $0.hasPrefix("end") }).count != 1 {
+                    broken.append(
+                        "\(ending): the end was delivered \(model.delivered.filter { $0.hasPrefix("end") }.count) times"
+                    )
+                }
+                if model.arrived > 0 && !model.delivered.contains("end(failure)")
+                    && !model.delivered.contains("\(model.arrived)")
+                {
                     broken.append("\(ending): the last element's result was never delivered (\(model.delivered))")
                 }
             }
-            for generation in model.attached where model.transforms[generation] != .done && model.cancels[generation] == nil {
+            for generation in model.attached
+            where model.transforms[generation] != .done && model.cancels[generation] == nil {
                 broken.append("\(ending): the transform of element \(generation) still runs, never cancelled")
             }
-            if !model.machine.emissions.events.isEmpty { broken.append("\(ending): events posted, never decided into the stream") }
+            if !model.machine.emissions.events.isEmpty {
+                broken.append("\(ending): events posted, never decided into the stream")
+            }
         }
         return broken
     }
@@ -190,6 +222,7 @@ private struct MapLatestModel: ExplorationModel {
     var key: String {
         var machine = machine
         machine.emissions.events = StreamRing()
-        return "\(machine)|\(upstream)|\(arrived)|\(transforms.sorted { $0.key < $1.key })|\(attached.sorted())|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(delivered)"
+        return
+            "\(machine)|\(upstream)|\(arrived)|\(transforms.sorted { $0.key < $1.key })|\(attached.sorted())|\(cancels.sorted { $0.key < $1.key })|\(terminated)\(delivered)"
     }
 }

@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// The decisions `mapLatest` takes under its lock, driven directly (no tasks, no timing).
 @Suite("mapLatest: state machine", .timeLimit(.minutes(3)))

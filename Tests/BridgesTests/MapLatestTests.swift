@@ -16,11 +16,11 @@ import Testing
             try await withSerialTasks { () async throws in
                 let searched = CallbackStream<String, Never>.probed(probe, box: box).mapLatest { query -> String in
                     do {
-                        try await clock.sleep(for: .seconds(1))   // the "search"
+                        try await clock.sleep(for: .seconds(1))  // the "search"
                         return query.uppercased()
                     } catch {
                         cancelled.append(query)
-                        return "stale \(query)"                    // ignores cancellation: must still be dropped
+                        return "stale \(query)"  // ignores cancellation: must still be dropped
                     }
                 }
                 let output = searched.record()
@@ -200,7 +200,8 @@ import Testing
             let box = SinkBox<Int, Never>()
             let started = Counter()
             let ended = Counter()
-            let (consumer, transformReleased) = Self.consumeMapLatest(of: probe, box: box, started: started, ended: ended)
+            let (consumer, transformReleased) = Self.consumeMapLatest(
+                of: probe, box: box, started: started, ended: ended)
             await box.ready.wait()
             let producer = Task.detached {
                 for value in 0..<(round % 7) { box.sink.yield(value) }
@@ -281,7 +282,7 @@ import Testing
             box.sink.yield("a")
             await runUntilIdle()
             #expect(owner?.searched.values == ["a"])
-            owner = nil                                      // the view model goes away: its bag cancels the loop
+            owner = nil  // the view model goes away: its bag cancels the loop
             await probe.tornDown.wait()
             box.clear()
         }
@@ -294,7 +295,9 @@ import Testing
     /// elsewhere does not end it or cancel it. Once it returns, the owner goes, its bag ends the
     /// loop and tears the source down, and no further action starts.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-    @Test func collectLatestWeak_ownerReleasedWhileTheActionRuns_isHeldUntilTheActionReturns_thenTheLoopEnds() async throws {
+    @Test func collectLatestWeak_ownerReleasedWhileTheActionRuns_isHeldUntilTheActionReturns_thenTheLoopEnds()
+        async throws
+    {
         let probe = StreamProbe()
         let box = SinkBox<String, Never>()
         let started = Signal()

@@ -35,21 +35,21 @@ import Testing
             let (reads, readsContinuation) = AsyncStream.makeStream(of: String.self)
             var readsIterator = reads.makeAsyncIterator()
             let stream = observations(of: model, buffering: .unbounded) { model in
-                MainActor.assertIsolated()                         // read on the model's isolation
+                MainActor.assertIsolated()  // read on the model's isolation
                 readsContinuation.yield(model.query)
                 return model.query
             }
             var iterator = stream.makeAsyncIterator()
-            #expect(await iterator.next() == "")                  // the current value, first
+            #expect(await iterator.next() == "")  // the current value, first
             #expect(await readsIterator.next() == "")
 
-            model.query = "a"                                      // one transaction: two changes
+            model.query = "a"  // one transaction: two changes
             model.query = "ab"
-            #expect(await readsIterator.next() == "ab")            // one read, after the transaction
+            #expect(await readsIterator.next() == "ab")  // one read, after the transaction
             model.query = "abc"
             #expect(await readsIterator.next() == "abc")
             #expect(await iterator.next() == "ab")
-            #expect(await iterator.next() == "abc")                // "a" was never a value
+            #expect(await iterator.next() == "abc")  // "a" was never a value
         }
         #expect(released == nil)
     }
@@ -69,7 +69,7 @@ import Testing
             var iterator = stream.makeAsyncIterator()
             #expect(await iterator.next() == "")
             _ = await readsIterator.next()
-            for index in 1...500 {                                 // 500 transactions, nothing taken
+            for index in 1...500 {  // 500 transactions, nothing taken
                 model.query = "\(index)"
                 _ = await readsIterator.next()
             }
@@ -88,7 +88,7 @@ import Testing
             released = model
             let (reads, readsContinuation) = AsyncStream.makeStream(of: String.self)
             var readsIterator = reads.makeAsyncIterator()
-            let stream = observations(of: model) { model in        // .latest by default
+            let stream = observations(of: model) { model in  // .latest by default
                 readsContinuation.yield(model.query)
                 return model.query
             }
@@ -115,7 +115,7 @@ import Testing
         }.makeAsyncIterator()
         #expect(await iterator.next() == false)
         _ = await readsIterator.next()
-        model.untracked = 1                                        // not read: no new value
+        model.untracked = 1  // not read: no new value
         model.isEditing = true
         #expect(await readsIterator.next() == true)
         #expect(await iterator.next() == true)
@@ -130,7 +130,7 @@ import Testing
         model.query = "x"
         #expect(await first.next() == "x")
         var second = stream.makeAsyncIterator()
-        #expect(await second.next() == "x")                        // starts with the current value
+        #expect(await second.next() == "x")  // starts with the current value
         model.query = "y"
         #expect(await first.next() == "y")
         #expect(await second.next() == "y")
@@ -143,7 +143,7 @@ import Testing
             let model = CounterModel()
             released = model
             var iterator = observations(of: model, buffering: .unbounded) { model in
-                ModelActor.shared.assertIsolated()                  // the read runs on the model's actor
+                ModelActor.shared.assertIsolated()  // the read runs on the model's actor
                 return model.value
             }.makeAsyncIterator()
             #expect(await iterator.next() == 0)
@@ -162,9 +162,9 @@ import Testing
         released = model
         var iterator = observations(of: model!) { $0.query }.makeAsyncIterator()
         #expect(await iterator.next() == "")
-        model = nil                                                // the stream does not keep it alive
+        model = nil  // the stream does not keep it alive
         #expect(released == nil)
-        #expect(await iterator.next() == nil)                      // and ends when it goes away
+        #expect(await iterator.next() == nil)  // and ends when it goes away
     }
 
     @available(BridgesObservation, *)
@@ -176,10 +176,10 @@ import Testing
                 var count = 0
                 for await _ in stream {
                     count += 1
-                    if count == 2 { break }                        // teardown; tracking remains in the model
+                    if count == 2 { break }  // teardown; tracking remains in the model
                     model.query = "\(round)"
                 }
-                model.query = "after \(round)"                     // fires the old tracking: must do nothing
+                model.query = "after \(round)"  // fires the old tracking: must do nothing
             }
         }
     }
@@ -208,7 +208,7 @@ import Testing
                     let canceller = Task.detached { consumer.cancel() }
                     for index in 0..<(round % 10) {
                         model.query = "\(index)"
-                        await Task.yield()                 // lets reads interleave with the cancel (not a wait)
+                        await Task.yield()  // lets reads interleave with the cancel (not a wait)
                     }
                     await canceller.value
                     let count = await consumer.value

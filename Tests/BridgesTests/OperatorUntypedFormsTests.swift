@@ -24,7 +24,7 @@ import Testing
             await output.expectNoMoreElements()
             await clock.advance(by: .milliseconds(1))
             #expect(try await output.next() == 2)
-            box.sink.yield(3)                                   // pending when the upstream fails: dropped
+            box.sink.yield(3)  // pending when the upstream fails: dropped
             box.sink.finish(throwing: Boom())
             box.clear()
             await output.expectFailure(Boom())
@@ -54,7 +54,8 @@ import Testing
         box.sink.finish(throwing: Boom())
         box.clear()
         let (values, failure) = await received.value
-        #expect(values.allSatisfy { $0 == "#1" } && values.count <= 1)  // "#1" is dropped if the failure ends the stream first
+        // "#1" is dropped if the failure ends the stream first
+        #expect(values.allSatisfy { $0 == "#1" } && values.count <= 1)
         #expect(failure as? Boom == Boom())
         await probe.tornDown.wait()
         #expect(probe.teardowns.value == 1)

@@ -1,7 +1,8 @@
-@testable import Bridges
 import BridgesTesting
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of the owned-task core's events, up to a bounded depth: the Task attached,
 /// handler calls starting and ending on the task's thread, the final call or a finish without
@@ -40,8 +41,16 @@ private struct OwnedTaskModel: ExplorationModel {
     /// The thread the task's handler calls run on.
     static let taskThread: UInt = 1
 
-    enum TaskPC: Hashable { case running, delivering(final: Bool), done }
-    enum CancellerPC: Hashable { case notYet, blocked(ObjectIdentifier), returned }
+    enum TaskPC: Hashable {
+        case running
+        case delivering(final: Bool)
+        case done
+    }
+    enum CancellerPC: Hashable {
+        case notYet
+        case blocked(ObjectIdentifier)
+        case returned
+    }
 
     let task: Task<Void, Never>
     var machine = OwnedTaskStateMachine()
@@ -65,7 +74,9 @@ private struct OwnedTaskModel: ExplorationModel {
             if handlerCancels == 0 { events.append(.cancelFromHandler) }
         case .done: break
         }
-        for (thread, pc) in cancellers.sorted(by: { $0.key < $1.key }) where pc == .notYet { events.append(.cancel(thread)) }
+        for (thread, pc) in cancellers.sorted(by: { $0.key < $1.key }) where pc == .notYet {
+            events.append(.cancel(thread))
+        }
         return events
     }
 
@@ -82,7 +93,8 @@ private struct OwnedTaskModel: ExplorationModel {
             }
         case .beginDelivery, .beginFinish:
             let returnedBefore = anyCancelReturned
-            let started = event == .beginDelivery
+            let started =
+                event == .beginDelivery
                 ? machine.beginDelivery(on: Self.taskThread)
                 : machine.beginFinish(on: Self.taskThread)
             if started {
@@ -90,7 +102,9 @@ private struct OwnedTaskModel: ExplorationModel {
                 if event == .beginFinish { wins.append("finish") }
                 taskPC = .delivering(final: event == .beginFinish)
             } else {
-                if !wins.contains("cancel") && !wins.contains("finish") { broken.append("a handler call was refused while active") }
+                if !wins.contains("cancel") && !wins.contains("finish") {
+                    broken.append("a handler call was refused while active")
+                }
                 taskPC = .done
             }
         case .endDelivery:
@@ -109,10 +123,15 @@ private struct OwnedTaskModel: ExplorationModel {
             let action = machine.cancel(on: thread)
             cancelled(action, &broken)
             if let wait = action.wait {
-                if case .delivering = taskPC {} else { broken.append("cancel() waits with no handler call in progress") }
+                if case .delivering = taskPC {
+                } else {
+                    broken.append("cancel() waits with no handler call in progress")
+                }
                 cancellers[thread] = .blocked(ObjectIdentifier(wait))
             } else {
-                if case .delivering = taskPC { broken.append("cancel() returned while a handler call ran on another thread") }
+                if case .delivering = taskPC {
+                    broken.append("cancel() returned while a handler call ran on another thread")
+                }
                 cancellers[thread] = .returned
             }
         }
@@ -120,8 +139,13 @@ private struct OwnedTaskModel: ExplorationModel {
         if machine.isActive != wins.isEmpty { broken.append("isActive \(machine.isActive) after \(wins)") }
         if taskCancels > 1 { broken.append("the task was cancelled \(taskCancels) times") }
         // No cancel() left blocked once no handler call runs.
-        if case .delivering = taskPC {} else {
-            for (thread, pc) in cancellers { if case .blocked = pc { broken.append("cancel() on thread \(thread) is blocked with no handler call in progress") } }
+        if case .delivering = taskPC {
+        } else {
+            for (thread, pc) in cancellers {
+                if case .blocked = pc {
+                    broken.append("cancel() on thread \(thread) is blocked with no handler call in progress")
+                }
+            }
         }
         return broken
     }
@@ -156,12 +180,19 @@ private struct OwnedTaskModel: ExplorationModel {
         var broken: [String] = []
         for _ in 0..<10 {
             let events = model.enabledEvents
-            guard let next = [Event.endDelivery, .attach, .cancel(2), .cancel(3), .finishWithoutCall].first(where: events.contains) else { break }
+            guard
+                let next = [Event.endDelivery, .attach, .cancel(2), .cancel(3), .finishWithoutCall].first(
+                    where: events.contains)
+            else { break }
             broken += model.apply(next).map { "\($0) (ending, at \(next))" }
         }
-        if model.cancellers.values.contains(where: { if case .blocked = $0 { true } else { false } }) { broken.append("ending: a cancel() never returned") }
+        if model.cancellers.values.contains(where: { if case .blocked = $0 { true } else { false } }) {
+            broken.append("ending: a cancel() never returned")
+        }
         if model.wins.count != 1 { broken.append("ending: winners \(model.wins)") }
-        if model.wins == ["cancel"] && model.taskCancels != 1 { broken.append("ending: the task was cancelled \(model.taskCancels) times") }
+        if model.wins == ["cancel"] && model.taskCancels != 1 {
+            broken.append("ending: the task was cancelled \(model.taskCancels) times")
+        }
         if model.wins == ["finish"] && model.taskCancels != 0 { broken.append("ending: a finished task was cancelled") }
         return broken
     }
@@ -175,6 +206,7 @@ private struct OwnedTaskModel: ExplorationModel {
             case .blocked: "b"
             }
         }.joined()
-        return "\(machine.phase)|\(delivering)|\(machine.waiters.count)|\(attached)\(taskPC)\(handlerCancels)\(blocked)|\(wins)\(taskCancels)"
+        return
+            "\(machine.phase)|\(delivering)|\(machine.waiters.count)|\(attached)\(taskPC)\(handlerCancels)\(blocked)|\(wins)\(taskCancels)"
     }
 }

@@ -1,6 +1,8 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
+
 #if os(Linux) || os(Android)
 import CBridgesRuntime
 #if canImport(Glibc)
@@ -19,12 +21,14 @@ final class WaiterContext: @unchecked Sendable {  // `entered` only under `lock`
 func startWaiter(_ context: WaiterContext) -> pthread_t {
     var thread = pthread_t()
     let argument = Unmanaged.passRetained(context).toOpaque()
-    let error = pthread_create(&thread, nil, { argument in
-        let context = Unmanaged<WaiterContext>.fromOpaque(argument!).takeRetainedValue()
-        context.paths.append(currentThreadPath())
-        context.lock.withLock { context.entered += 1 }
-        return nil
-    }, argument)
+    let error = pthread_create(
+        &thread, nil,
+        { argument in
+            let context = Unmanaged<WaiterContext>.fromOpaque(argument!).takeRetainedValue()
+            context.paths.append(currentThreadPath())
+            context.lock.withLock { context.entered += 1 }
+            return nil
+        }, argument)
     precondition(error == 0, "pthread_create failed with error \(error)")
     return thread
 }
@@ -157,8 +161,9 @@ struct PlatformLockTests {
             let state = LockedState(0)
             state.withLock { _ in state.withLock { $0 += 1 } }
         }
-        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
-            .contains("a Bridges lock was taken again by the thread that holds it"))
+        #expect(
+            String(decoding: result.standardErrorContent, as: UTF8.self)
+                .contains("a Bridges lock was taken again by the thread that holds it"))
     }
 
     @Test func debugBuilds_stopWhenAThreadReleasesALockItDoesNotHold() async throws {
@@ -166,8 +171,9 @@ struct PlatformLockTests {
             let lock = Lock.initialize(.allocate(capacity: 1))
             lock.unlock()
         }
-        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
-            .contains("a Bridges lock was released by a thread that does not hold it"))
+        #expect(
+            String(decoding: result.standardErrorContent, as: UTF8.self)
+                .contains("a Bridges lock was released by a thread that does not hold it"))
     }
 
     @Test func debugBuilds_stopWhenAnotherThreadReleasesTheHoldersLock() async throws {
@@ -176,14 +182,17 @@ struct PlatformLockTests {
             held.initialize(to: Lock.initialize(.allocate(capacity: 1)))
             held.pointee.lock()
             var other = pthread_t()
-            pthread_create(&other, nil, { argument in
-                argument!.assumingMemoryBound(to: Lock.self).pointee.unlock()  // stops the process
-                return nil
-            }, held)
+            pthread_create(
+                &other, nil,
+                { argument in
+                    argument!.assumingMemoryBound(to: Lock.self).pointee.unlock()  // stops the process
+                    return nil
+                }, held)
             pthread_join(other, nil)
         }
-        #expect(String(decoding: result.standardErrorContent, as: UTF8.self)
-            .contains("a Bridges lock was released by a thread that does not hold it"))
+        #expect(
+            String(decoding: result.standardErrorContent, as: UTF8.self)
+                .contains("a Bridges lock was released by a thread that does not hold it"))
     }
     #endif
 

@@ -1,6 +1,7 @@
-@testable import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 // `shared(replay:stopTimeout:)` against two references, re-expressed (not copied):
 // - swift-async-algorithms 1.1.4, Tests/AsyncAlgorithmsTests/TestShare.swift (its scenarios: many
@@ -142,10 +143,14 @@ struct SharedSequenceTests {
             let shared = upstream.sequence.shared()
             let total = 2_000
             /// Delivered and undelivered elements of one consumer, sorted: must be 1...k, no gap.
-            func consumer(_ policy: BufferingPolicy, leavingAfter limit: Int = .max) -> (Task<Void, Never>, Collected<Int>) {
+            func consumer(
+                _ policy: BufferingPolicy, leavingAfter limit: Int = .max
+            ) -> (Task<Void, Never>, Collected<Int>) {
                 let seen = Collected<Int>()
                 let task = Task {
-                    for await value in shared.stream(buffering: policy, onUndelivered: { value, _ in seen.append(value) }) {
+                    for await value in shared.stream(
+                        buffering: policy, onUndelivered: { value, _ in seen.append(value) })
+                    {
                         seen.append(value)
                         if value % 97 == 0 { await Task.yield() }
                         if value == limit { break }
@@ -155,7 +160,8 @@ struct SharedSequenceTests {
             }
             let consumers = [
                 consumer(.latest), consumer(.dropNewest(4)), consumer(.dropOldest(3)), consumer(.drop),
-                consumer(.suspending(3)), consumer(.rendezvous), consumer(.unbounded), consumer(.unbounded, leavingAfter: 300),
+                consumer(.suspending(3)), consumer(.rendezvous), consumer(.unbounded),
+                consumer(.unbounded, leavingAfter: 300),
             ]
             let sink = await upstream.nextIteration()
             await shared.waitForSubscribers(consumers.count)
@@ -325,7 +331,10 @@ struct SharedSequenceTests {
         func twoElementsAndTheEnd() -> Task<[Int?], Never> {
             Task {
                 var iterator = shared.makeAsyncIterator()
-                return [await iterator.next(isolation: nil), await iterator.next(isolation: nil), await iterator.next(isolation: nil)]
+                return [
+                    await iterator.next(isolation: nil), await iterator.next(isolation: nil),
+                    await iterator.next(isolation: nil),
+                ]
             }
         }
         let firstA = twoElementsAndTheEnd()
@@ -512,7 +521,9 @@ struct SharedSequenceTests {
             }
             await runUntilIdle()
             #expect(weakShared == nil)
-            #expect(upstream.log.values == ["start", "left", "stop"], "stopped when released, not when the last consumer left")
+            #expect(
+                upstream.log.values == ["start", "left", "stop"],
+                "stopped when released, not when the last consumer left")
             #expect(upstream.live.value == 0)
             await clock.expectNoPendingSleepers()
             sink.finish()

@@ -1,6 +1,7 @@
-@testable import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of a `withCallback` bridge's events, up to a bounded depth: the legacy API
 /// calling back (once, twice) or releasing its handler, the body returning (with the handler
@@ -98,9 +99,13 @@ private struct SingleShotModel: ExplorationModel {
                 if frame == .suspended { broken.append("a result was stored for a suspended task") }
                 retire(retired, &broken)
             case .deliverLate:
-                if callbacks != 1 || ending == "result" { broken.append("a first result that ended nothing was handed to onLateResult") }
+                if callbacks != 1 || ending == "result" {
+                    broken.append("a first result that ended nothing was handed to onLateResult")
+                }
             case .reportSecondCall(let report):
-                if callbacks < 2 || !report { broken.append("call \(callbacks) was reported as a second call: \(report)") }
+                if callbacks < 2 || !report {
+                    broken.append("call \(callbacks) was reported as a second call: \(report)")
+                }
             }
         case .bodyReturns, .bodyReturnsHandlerGone:
             let returned = withToken ? token : nil
@@ -147,7 +152,9 @@ private struct SingleShotModel: ExplorationModel {
         case .startTimeout:
             timeoutPending = false
             timeoutStored = machine.setTimeout(timeout)
-            if timeoutStored != (outcome == nil) { broken.append("the timeout was stored: \(timeoutStored), with the task's outcome \(outcome ?? "none")") }
+            if timeoutStored != (outcome == nil) {
+                broken.append("the timeout was stored: \(timeoutStored), with the task's outcome \(outcome ?? "none")")
+            }
         }
         checkInvariants(&broken)
         return broken
@@ -175,7 +182,9 @@ private struct SingleShotModel: ExplorationModel {
             break
         case .end(let continuation, let legacy, let cancelTimeout):
             if let legacy {
-                if legacy !== token || tokenCancelled || tokenRetired { broken.append("the legacy call's token was handed out twice") }
+                if legacy !== token || tokenCancelled || tokenRetired {
+                    broken.append("the legacy call's token was handed out twice")
+                }
                 tokenCancelled = true
             }
             if timedOut && cancelTimeout != nil { broken.append("the firing timeout was cancelled") }
@@ -191,7 +200,9 @@ private struct SingleShotModel: ExplorationModel {
 
     mutating func check(_ id: Int, _ broken: inout [String]) {
         continuationResumes += 1
-        if id != 1 || frame != .suspended && frame != .mustHandOver { broken.append("continuation \(id) resumed while the frame was \(frame)") }
+        if id != 1 || frame != .suspended && frame != .mustHandOver {
+            broken.append("continuation \(id) resumed while the frame was \(frame)")
+        }
         if continuationResumes > 1 { broken.append("the continuation was resumed \(continuationResumes) times") }
     }
 
@@ -213,7 +224,9 @@ private struct SingleShotModel: ExplorationModel {
 
     mutating func retire(_ retired: Cancellation?, _ broken: inout [String]) {
         guard let retired else { return }
-        if retired !== token || tokenCancelled || tokenRetired { broken.append("the legacy call's token was handed out twice") }
+        if retired !== token || tokenCancelled || tokenRetired {
+            broken.append("the legacy call's token was handed out twice")
+        }
         tokenRetired = true
     }
 
@@ -224,8 +237,12 @@ private struct SingleShotModel: ExplorationModel {
     }
 
     func checkInvariants(_ broken: inout [String]) {
-        if outcome != nil && !machine.isSpent { broken.append("the task has its outcome and the state still holds a token or a timeout") }
-        if tokenCancelled && ending != "cancelled" && ending != "timedOut" { broken.append("the legacy call was cancelled though it ended as \(ending ?? "-")") }
+        if outcome != nil && !machine.isSpent {
+            broken.append("the task has its outcome and the state still holds a token or a timeout")
+        }
+        if tokenCancelled && ending != "cancelled" && ending != "timedOut" {
+            broken.append("the legacy call was cancelled though it ended as \(ending ?? "-")")
+        }
         if frame == .suspended && outcome == nil {
             guard case .awaiting = machine.phase else {
                 broken.append("the task is suspended and the state holds no continuation (\(machine.phase))")
@@ -246,15 +263,21 @@ private struct SingleShotModel: ExplorationModel {
                     initiated = true
                     next = ending
                 } else {
-                    next = [Event.bodyReturns, .handOver, .startTimeout, .handlerReleased].first { events.contains($0) && ($0 != .handlerReleased || initiated) }
+                    next = [Event.bodyReturns, .handOver, .startTimeout, .handlerReleased].first {
+                        events.contains($0) && ($0 != .handlerReleased || initiated)
+                    }
                 }
                 guard let next else { break }
                 broken += model.apply(next).map { "\($0) (ending by \(ending), at \(next))" }
             }
             if model.outcome == nil { broken.append("ending by \(ending): the task never got an outcome") }
             if !model.machine.isSpent { broken.append("ending by \(ending): the bridge is not spent") }
-            if model.tokenStored && !model.tokenCancelled && !model.tokenRetired { broken.append("ending by \(ending): the token was never handed back") }
-            if model.timeoutStored && !model.timeoutCancelled && !model.timeoutFired { broken.append("ending by \(ending): the timeout still runs") }
+            if model.tokenStored && !model.tokenCancelled && !model.tokenRetired {
+                broken.append("ending by \(ending): the token was never handed back")
+            }
+            if model.timeoutStored && !model.timeoutCancelled && !model.timeoutFired {
+                broken.append("ending by \(ending): the timeout still runs")
+            }
         }
         return broken
     }

@@ -24,7 +24,9 @@ struct SoakTests {
         let control = try await Self.measure { round in try await SoakRound.run(index: round, bridged: false) }
         let bridged = try await Self.measure { round in try await SoakRound.run(index: round, bridged: true) }
         let extra = bridged.rssDelta - control.rssDelta
-        print("SOAK rounds=\(Self.rounds) \(bridged.totals) rss_delta_bridged=\(bridged.rssDelta / 1024)KiB rss_delta_control=\(control.rssDelta / 1024)KiB extra=\(extra / 1024)KiB")
+        print(
+            "SOAK rounds=\(Self.rounds) \(bridged.totals) rss_delta_bridged=\(bridged.rssDelta / 1024)KiB rss_delta_control=\(control.rssDelta / 1024)KiB extra=\(extra / 1024)KiB"
+        )
         #expect(bridged.totals.lost == 0)
         #expect(bridged.totals.completed + bridged.totals.cancelled + bridged.totals.dropped == Self.rounds * 800)
         #expect(bridged.totals.streamsEnded == Self.rounds * 80)
@@ -51,13 +53,17 @@ enum SoakRound {
         var completed = 0, cancelled = 0, dropped = 0, lost = 0
         var elements = 0, streamsEnded = 0, teardowns = 0
         mutating func add(_ other: Totals) {
-            completed += other.completed; cancelled += other.cancelled; dropped += other.dropped
-            lost += other.lost; elements += other.elements; streamsEnded += other.streamsEnded
+            completed += other.completed
+            cancelled += other.cancelled
+            dropped += other.dropped
+            lost += other.lost
+            elements += other.elements
+            streamsEnded += other.streamsEnded
             teardowns += other.teardowns
         }
         var description: String {
-            "completed=\(completed) cancelled=\(cancelled) dropped=\(dropped) lost=\(lost) " +
-                "stream_elements=\(elements) streams=\(streamsEnded) teardowns=\(teardowns)"
+            "completed=\(completed) cancelled=\(cancelled) dropped=\(dropped) lost=\(lost) "
+                + "stream_elements=\(elements) streams=\(streamsEnded) teardowns=\(teardowns)"
         }
     }
 
@@ -113,7 +119,8 @@ enum SoakRound {
         for i in 0..<20 {
             let breakEarly = (seed &+ i) % 2 == 1
             let teardowns = Collected<Void>()
-            var received = 0, expected = 0
+            var received = 0
+            var expected = 0
             if bridged {
                 let policy: BufferingPolicy = (seed &+ i) % 4 < 2 ? .unbounded : .suspending(8)
                 let stream = CallbackStream<Int, Never>(buffering: policy) { sink in
@@ -121,7 +128,10 @@ enum SoakRound {
                         for value in 0..<50 where await sink.send(value) == .terminated { return }
                         sink.finish()
                     }
-                    return Cancellation { producer.cancel(); teardowns.append(()) }
+                    return Cancellation {
+                        producer.cancel()
+                        teardowns.append(())
+                    }
                 }
                 for await value in stream {
                     if value != received { totals.lost += 1 }
@@ -134,7 +144,10 @@ enum SoakRound {
                     for value in 0..<50 { continuation.yield(value) }
                     continuation.finish()
                 }
-                continuation.onTermination = { _ in producer.cancel(); teardowns.append(()) }
+                continuation.onTermination = { _ in
+                    producer.cancel()
+                    teardowns.append(())
+                }
                 for await value in stream {
                     if value != received { totals.lost += 1 }
                     received += 1
@@ -154,7 +167,10 @@ enum SoakRound {
     static func controlCall(_ api: LegacyAPI<@Sendable (Result<Int, Never>) -> Void>, kind: Int) async throws -> Int {
         let done = Signal()
         let value = Collected<Int>()
-        _ = api.start { result in if case .success(let v) = result { value.append(v) }; done.open() }
+        _ = api.start { result in
+            if case .success(let v) = result { value.append(v) }
+            done.open()
+        }
         if kind != 0 { done.open() }  // cancelled or dropped: nothing will call back
         await done.wait()
         switch kind {

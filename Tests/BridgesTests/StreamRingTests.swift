@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// The stream engine's buffer: an inline slot until a second element waits, then a ring whose
 /// indices and slots share one allocation, replaced when it grows. Checked with elements that count their own lives, so
@@ -42,7 +43,8 @@ struct StreamRingTests {
             #expect(ring.count == next - expected)
             #expect(counter.live == ring.count, "moving into a grown allocation copied or lost elements")
             #expect(!ring.hasFirst, "the slot is used again after a ring was made")
-            #expect(ring.capacity >= ring.count && ring.capacity.nonzeroBitCount == 1, "4, then doubling: \(ring.capacity)")
+            #expect(
+                ring.capacity >= ring.count && ring.capacity.nonzeroBitCount == 1, "4, then doubling: \(ring.capacity)")
             // Dropped with elements still inside: the slot and the storage's deinit destroy them.
         }
         #expect(counter.live == 0, "elements left in a released ring were not destroyed")

@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// What a subscription delivered, in order: elements, then at most one finish.
 enum SubscriptionEvent: Equatable, Sendable {
@@ -15,12 +16,14 @@ struct SubscribeTests {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
         let loopEnded = LifetimeGate()
-        let token = source.stream.subscribe(onElement: { [end = DeinitSignal(loopEnded)] in
-            _ = end
-            events.record(.element($0))
-        }, onFinish: { error in
-            events.record(error == nil ? .finished : .failed(-1))
-        })
+        let token = source.stream.subscribe(
+            onElement: { [end = DeinitSignal(loopEnded)] in
+                _ = end
+                events.record(.element($0))
+            },
+            onFinish: { error in
+                events.record(error == nil ? .finished : .failed(-1))
+            })
         for value in 1...3 { source.continuation.yield(value) }
         source.continuation.finish()
         await events.wait(count: 4)
@@ -34,9 +37,11 @@ struct SubscribeTests {
     @Test func failingSequence_callsOnFinishWithTheError() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
-        let token = stream.subscribe(onElement: { events.record(.element($0)) }, onFinish: { error in
-            events.record((error as? LifetimeTestError).map { .failed($0.code) } ?? .finished)
-        })
+        let token = stream.subscribe(
+            onElement: { events.record(.element($0)) },
+            onFinish: { error in
+                events.record((error as? LifetimeTestError).map { .failed($0.code) } ?? .finished)
+            })
         continuation.yield(1)
         continuation.finish(throwing: LifetimeTestError(code: 9))
         await events.wait(count: 2)
@@ -48,17 +53,18 @@ struct SubscribeTests {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
         let loopEnded = LifetimeGate()
-        let token = source.stream.subscribe(onElement: { [end = DeinitSignal(loopEnded)] in
-            _ = end
-            events.record(.element($0))
-        }, onFinish: { _ in events.record(.finished) })
+        let token = source.stream.subscribe(
+            onElement: { [end = DeinitSignal(loopEnded)] in
+                _ = end
+                events.record(.element($0))
+            }, onFinish: { _ in events.record(.finished) })
         source.continuation.yield(1)
         source.continuation.yield(2)
         await events.wait(count: 2)
 
         token.cancel()
         await source.tornDown.wait()  // onTermination ran: the source is torn down
-        await loopEnded.wait()        // the iterating Task ended
+        await loopEnded.wait()  // the iterating Task ended
         let afterCancel = source.continuation.yield(3)
         #expect(afterCancel.isTerminated)
         #expect(events.values == [.element(1), .element(2)], "no element and no onFinish after cancel")
@@ -74,7 +80,8 @@ struct SubscribeTests {
             return Cancellation { tornDown.open() }
         }
         let events = LifetimeRecorder<SubscriptionEvent>()
-        let token = stream.subscribe(onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
+        let token = stream.subscribe(
+            onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
         await started.wait()
         let sink = sinkBox.withLock { $0 }!
         _ = sink.yield(1)
@@ -91,7 +98,8 @@ struct SubscribeTests {
     @Test func discardedToken_doesNotCancel_runsToTheEnd() async {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
-        _ = source.stream.subscribe(onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
+        _ = source.stream.subscribe(
+            onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
         source.continuation.yield(1)
         source.continuation.yield(2)
         source.continuation.finish()
@@ -107,13 +115,16 @@ struct SubscribeTests {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
         let onQueue = LifetimeRecorder<Bool>()
-        let token = source.stream.subscribe(on: .queue(queue), onElement: { value in
-            onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
-            events.record(.element(value))
-        }, onFinish: { _ in
-            onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
-            events.record(.finished)
-        })
+        let token = source.stream.subscribe(
+            on: .queue(queue),
+            onElement: { value in
+                onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
+                events.record(.element(value))
+            },
+            onFinish: { _ in
+                onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
+                events.record(.finished)
+            })
         for value in 0..<100 { source.continuation.yield(value) }
         source.continuation.finish()
         await events.wait(count: 101)
@@ -130,10 +141,12 @@ struct SubscribeTests {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
         let tokenBox = LockedState<Cancellation?>(nil)
-        let token = source.stream.subscribe(on: .queue(queue), onElement: { value in
-            events.record(.element(value))
-            if value == 2 { tokenBox.withLock { $0 }?.cancel() }  // on the queue, inside a delivery
-        }, onFinish: { _ in events.record(.finished) })
+        let token = source.stream.subscribe(
+            on: .queue(queue),
+            onElement: { value in
+                events.record(.element(value))
+                if value == 2 { tokenBox.withLock { $0 }?.cancel() }  // on the queue, inside a delivery
+            }, onFinish: { _ in events.record(.finished) })
         tokenBox.withLock { $0 = token }
         for value in 1...5 { source.continuation.yield(value) }
         await source.tornDown.wait()

@@ -11,7 +11,10 @@ import Testing
 final class LegacyUser {
     let id: Int
     var name: String
-    init(id: Int, name: String) { self.id = id; self.name = name }
+    init(id: Int, name: String) {
+        self.id = id
+        self.name = name
+    }
 }
 
 /// A request handle of a main-thread-only legacy API.
@@ -65,11 +68,19 @@ final class LegacyProfileModel {
 
     /// The shape from the field, verbatim.
     func start(_ items: CallbackStream<String, Never>) {
-        token = items.subscribe(on: .mainActor) { item in self.title = item; self.render(item) }
+        token = items.subscribe(on: .mainActor) { item in
+            self.title = item
+            self.render(item)
+        }
     }
 
     func observe(_ items: CallbackStream<String, Never>, ended: @escaping @MainActor () -> Void) -> Cancellation {
-        items.subscribe(on: .mainActor, onElement: { item in self.title = item; self.render(item) }, onFinish: { _ in ended() })
+        items.subscribe(
+            on: .mainActor,
+            onElement: { item in
+                self.title = item
+                self.render(item)
+            }, onFinish: { _ in ended() })
     }
 
     func loadName() async throws -> String {

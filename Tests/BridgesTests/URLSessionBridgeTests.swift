@@ -1,10 +1,11 @@
 import Bridges
 import ExampleSupport
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 /// `withCallback` over a real legacy API: `URLSession.dataTask(with:completionHandler:)`
 /// against a server on 127.0.0.1 that this test starts.

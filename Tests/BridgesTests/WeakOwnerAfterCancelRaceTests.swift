@@ -1,3 +1,6 @@
+import Dispatch
+import Testing
+
 // `cancel()` is final for weak-owner tasks too, with async handlers: once `cancel()` has returned
 // no NEW handler call starts. A sync `cancel()` cannot wait for an async handler to finish (it
 // could wait for the very actor or thread the handler needs), so the one call the task had
@@ -5,8 +8,6 @@
 // AfterCancelRaceTests, a shared logical clock stamps each handler start and each return from
 // `cancel()`; real threads race them 10 000 times per test.
 @testable import Bridges
-import Dispatch
-import Testing
 
 /// The actor the handlers below are isolated to (not the caller's, so every call hops to it).
 @globalActor actor HandlerActor {
@@ -41,7 +42,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func forEachWeak_cancelOnTheHandlersActor_noCallStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate(), ownerReleased = LifetimeGate(), cancelled = LifetimeGate()
+            let loopEnded = LifetimeGate()
+            let ownerReleased = LifetimeGate()
+            let cancelled = LifetimeGate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { @HandlerActor _, element in
@@ -57,18 +60,26 @@ struct WeakOwnerAfterCancelRaceTests {
         }
         #expect(log.everyCancelReturned)
         let late = log.startsAfterCancel()
-        #expect(late.isEmpty, "\(late.count) handler calls started on the actor after cancel() returned there, e.g. \(late.prefix(5))")
+        #expect(
+            late.isEmpty,
+            "\(late.count) handler calls started on the actor after cancel() returned there, e.g. \(late.prefix(5))")
     }
 
     /// `cancel()` from a plain thread while the loop runs between elements: no new call starts
     /// after it returned; at most the one already decided, and that one sees its task cancelled.
-    @Test func forEachWeak_cancelFromAnotherThread_noNewCallAfterCancelReturned_andTheRunningOneSeesCancellation_10_000_iterations() async {
+    @Test
+    func
+        forEachWeak_cancelFromAnotherThread_noNewCallAfterCancelReturned_andTheRunningOneSeesCancellation_10_000_iterations()
+        async
+    {
         let log = OrderLog<Int>(iterations: Self.iterations)
         // Read right AFTER the start was stamped: a start stamped after cancel() returned must
         // then see its task cancelled (read before the stamp, it could predate the cancel).
         let sawCancellation = LifetimeRecorder<[Int]>()
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate(), ownerReleased = LifetimeGate(), cancelled = LifetimeGate()
+            let loopEnded = LifetimeGate()
+            let ownerReleased = LifetimeGate()
+            let cancelled = LifetimeGate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { _, element in
@@ -87,10 +98,14 @@ struct WeakOwnerAfterCancelRaceTests {
         let late = log.startsAfterCancel()
         let seen = Set(sawCancellation.values)
         let uncancelled = late.filter { !seen.contains([$0.index, $0.event]) }
-        #expect(uncancelled.isEmpty, "calls that started after cancel() returned without seeing cancellation: \(uncancelled.prefix(5))")
+        #expect(
+            uncancelled.isEmpty,
+            "calls that started after cancel() returned without seeing cancellation: \(uncancelled.prefix(5))")
         let perIteration = Dictionary(grouping: late, by: \.index).filter { $0.value.count > 1 }
         #expect(perIteration.isEmpty, "more than one call started after cancel() returned: \(perIteration.prefix(3))")
-        print("forEach(weak:) cancel from another thread: \(late.count) of \(Self.iterations) iterations had the decided call start after cancel() returned")
+        print(
+            "forEach(weak:) cancel from another thread: \(late.count) of \(Self.iterations) iterations had the decided call start after cancel() returned"
+        )
     }
 
     // MARK: - runTask(weak:)
@@ -100,7 +115,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func runTaskWeak_cancelOnTheApplysActor_applyNeverStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate(), ownerReleased = LifetimeGate(), cancelled = LifetimeGate()
+            let taskEnded = LifetimeGate()
+            let ownerReleased = LifetimeGate()
+            let cancelled = LifetimeGate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -127,7 +144,9 @@ struct WeakOwnerAfterCancelRaceTests {
         let log = OrderLog<Int>(iterations: Self.iterations)
         let sawCancellation = LifetimeRecorder<Int>()  // read after the stamp, as above
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate(), ownerReleased = LifetimeGate(), cancelled = LifetimeGate()
+            let taskEnded = LifetimeGate()
+            let ownerReleased = LifetimeGate()
+            let cancelled = LifetimeGate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -147,14 +166,20 @@ struct WeakOwnerAfterCancelRaceTests {
         #expect(log.everyCancelReturned)
         let late = log.startsAfterCancel()
         let seen = Set(sawCancellation.values)
-        #expect(late.allSatisfy { seen.contains($0.index) }, "apply started after cancel() returned without seeing cancellation: \(late.prefix(5))")
-        print("runTask(weak:) cancel from another thread: \(late.count) of \(Self.iterations) applies started after cancel() returned (each saw cancellation)")
+        #expect(
+            late.allSatisfy { seen.contains($0.index) },
+            "apply started after cancel() returned without seeing cancellation: \(late.prefix(5))")
+        print(
+            "runTask(weak:) cancel from another thread: \(late.count) of \(Self.iterations) applies started after cancel() returned (each saw cancellation)"
+        )
     }
 }
 
 /// Cancels `token` on `@HandlerActor`, stamps the return from `cancel()` for iteration `index`,
 /// then opens `done`.
-private func cancelOnHandlerActor<Event>(_ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate) {
+private func cancelOnHandlerActor<Event>(
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+) {
     Task { @HandlerActor in
         token.cancel()
         log.cancelReturned(index)
@@ -163,7 +188,9 @@ private func cancelOnHandlerActor<Event>(_ token: Cancellation, _ index: Int, _ 
 }
 
 /// The same from a plain Dispatch thread, after a jitter that varies with `index`.
-private func cancelFromAThread<Event>(_ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate) {
+private func cancelFromAThread<Event>(
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+) {
     DispatchQueue.global().async {
         _ = raceJitter(index % 20)
         token.cancel()

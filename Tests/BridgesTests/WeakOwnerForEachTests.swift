@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 @Suite("forEach(weak:in:)", .timeLimit(.minutes(1)))
 struct WeakOwnerForEachTests {
@@ -165,4 +166,3 @@ struct WeakOwnerForEachTests {
         await deinitGate.wait()
     }
 }
-

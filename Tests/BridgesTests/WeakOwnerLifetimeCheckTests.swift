@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// A sequence whose `next()` ignores cancellation: it returns only when `release` opens.
 struct StubbornSequence: AsyncSequence, Sendable {
@@ -56,7 +57,8 @@ struct WeakOwnerLifetimeCheckTests {
         let foreignBag = CancellationBag()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         Diagnostics.withHandler({ diagnostics.record($0) }) {
-            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .off) { [probe = DeinitSignal(taskEnded)] _, _ in
+            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .off) {
+                [probe = DeinitSignal(taskEnded)] _, _ in
                 _ = probe
             }
         }
@@ -75,7 +77,9 @@ struct WeakOwnerLifetimeCheckTests {
         let taskEnded = LifetimeGate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         Diagnostics.withHandler({ diagnostics.record($0) }) {
-            StubbornSequence(release: release).forEach(weak: owner!, in: owner!.bag, lifetimeCheck: .after(gatedGrace(grace))) {
+            StubbornSequence(release: release).forEach(
+                weak: owner!, in: owner!.bag, lifetimeCheck: .after(gatedGrace(grace))
+            ) {
                 [probe = DeinitSignal(taskEnded)] _, _ in
                 _ = probe
             }
@@ -126,4 +130,3 @@ struct WeakOwnerLifetimeCheckTests {
         #expect(diagnostics.count == 1, "no report for an owner that was released")
     }
 }
-

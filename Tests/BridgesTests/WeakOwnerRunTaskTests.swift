@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 @Suite("runTask(weak:in:)", .timeLimit(.minutes(1)))
 struct WeakOwnerRunTaskTests {
@@ -89,4 +90,3 @@ struct WeakOwnerRunTaskTests {
         #expect(applied.values == [3])
     }
 }
-

@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 @Suite("Weak-owner tasks: stress", .timeLimit(.minutes(2)))
 struct WeakOwnerStressTests {
@@ -19,7 +20,10 @@ struct WeakOwnerStressTests {
             let stream = CallbackStream<Int, Never> { sink in
                 builds.record(index)
                 for value in 0..<3 { _ = sink.yield(value) }
-                return Cancellation { _ = sink; teardowns.record(index) }  // keeps the sink until teardown
+                return Cancellation {
+                    _ = sink
+                    teardowns.record(index)
+                }  // keeps the sink until teardown
             }
             let deinitGate = LifetimeGate()
             let taskEnded = LifetimeGate()
@@ -43,16 +47,22 @@ struct WeakOwnerStressTests {
             await deinitGate.wait()
 
             #expect(builds.count <= 1)
-            #expect(teardowns.count == builds.count, "iteration \(index): \(builds.count) builds, \(teardowns.count) teardowns")
+            #expect(
+                teardowns.count == builds.count,
+                "iteration \(index): \(builds.count) builds, \(teardowns.count) teardowns")
             #expect(calls.values == Array(0..<calls.count), "elements in order, none twice")
             #expect(bagEmpty)
             handled += calls.count
             started += builds.count
         }
-        print("weak-owner stress: \(started) of \(iterations) producers started, \(handled) elements handled before the stop")
+        print(
+            "weak-owner stress: \(started) of \(iterations) producers started, \(handled) elements handled before the stop"
+        )
     }
 
-    private static func startLoop(owner: PlainOwner, stream: CallbackStream<Int, Never>, calls: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    private static func startLoop(
+        owner: PlainOwner, stream: CallbackStream<Int, Never>, calls: LifetimeRecorder<Int>, probe: DeinitSignal
+    ) {
         stream.forEach(weak: owner, in: owner.bag) { [probe] _, value in
             _ = probe
             calls.record(value)

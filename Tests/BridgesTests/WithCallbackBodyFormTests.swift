@@ -92,11 +92,12 @@ struct WithCallbackBodyFormTests {
 
         let dropped = await Diagnostics.withHandler({ _ in }) { () async -> CallbackFailure<TestError>? in
             do throws(CallbackFailure<TestError>) {
-                _ = try await withTypedCallback { (done: @escaping @Sendable (Result<Int, TestError>) -> Void) in _ = done }
+                _ = try await withTypedCallback { (done: @escaping @Sendable (Result<Int, TestError>) -> Void) in
+                    _ = done
+                }
                 return nil
             } catch { return error }
         }
         #expect(dropped == .bridge(.callbackDropped))
     }
 }
-

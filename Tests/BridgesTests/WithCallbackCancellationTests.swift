@@ -31,7 +31,9 @@ struct WithCallbackCancellationTests {
         }
         #expect(value == 7)
         await calledBack.wait()
-        #expect(operation.object == nil, "the bridge kept the token, the token the operation, the operation the bridge: leaked")
+        #expect(
+            operation.object == nil,
+            "the bridge kept the token, the token the operation, the operation the bridge: leaked")
     }
 
     @Test func cancelledBeforeStart_neverRunsTheBody() async {
@@ -75,7 +77,7 @@ struct WithCallbackCancellationTests {
             try await withCallback { done in
                 _ = api.start(done)
                 withUnsafeCurrentTask { $0?.cancel() }  // cancelled mid-body
-                #expect(tokenRuns.count == 0)           // the token does not exist yet
+                #expect(tokenRuns.count == 0)  // the token does not exist yet
                 return Cancellation { tokenRuns.append(()) }
             }
         }
@@ -134,14 +136,17 @@ struct WithCallbackCancellationTests {
     /// the task returns the value, and the timeout's Task is cancelled rather than left to sleep.
     @Test func timeout_whenTheCallbackWinsWhileTheClockRuns_isCancelledAndNeverFires() async throws {
         let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
-        let sleeping = Signal(), sleeperCancelled = Signal()
+        let sleeping = Signal()
+        let sleeperCancelled = Signal()
         let task = Task {
             try await withCallback(
                 timeout: .custom("never") {
                     sleeping.open()
                     await withTaskCancellationHandler {
                         await Signal().wait()  // would sleep forever
-                    } onCancel: { sleeperCancelled.open() }
+                    } onCancel: {
+                        sleeperCancelled.open()
+                    }
                     throw CancellationError()
                 }
             ) { done in api.start(done) }
@@ -162,7 +167,11 @@ struct WithCallbackCancellationTests {
         let value: Int = try await {
             let canary = Canary(released: clockReleased)
             return try await withCallback(
-                timeout: .custom("never") { _ = canary; clockRuns.append(()); try await suspendUntilCancelled() }
+                timeout: .custom("never") {
+                    _ = canary
+                    clockRuns.append(())
+                    try await suspendUntilCancelled()
+                }
             ) { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in done(.success(4)) }
         }()
         #expect(value == 4)
@@ -179,7 +188,8 @@ struct WithCallbackCancellationTests {
         var started = 0
         for iteration in 0..<1_000 {
             let clockStarted = Collected<Void>()
-            let clockReleased = Signal(), sleeperCancelled = Signal()
+            let clockReleased = Signal()
+            let sleeperCancelled = Signal()
             let value: Int = try await {
                 let canary = Canary(released: clockReleased)
                 return try await withCallback(
@@ -188,7 +198,9 @@ struct WithCallbackCancellationTests {
                         clockStarted.append(())
                         await withTaskCancellationHandler {
                             await Signal().wait()
-                        } onCancel: { sleeperCancelled.open() }
+                        } onCancel: {
+                            sleeperCancelled.open()
+                        }
                         throw CancellationError()
                     }
                 ) { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
@@ -205,4 +217,3 @@ struct WithCallbackCancellationTests {
         print("callback vs the clock's start: the clock started (and was cancelled) in \(started) of 1000 calls")
     }
 }
-

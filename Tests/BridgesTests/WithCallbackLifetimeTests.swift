@@ -12,7 +12,10 @@ struct WithCallbackLifetimeTests {
             let request = Request()
             weakRequest = request
             let canary = Canary(released: callbackCaptureReleased)
-            DispatchQueue.global().async { _ = canary; done(.success(1)) }
+            DispatchQueue.global().async {
+                _ = canary
+                done(.success(1))
+            }
             return Cancellation { request.cancel() }
         }
         #expect(value == 1)
@@ -39,4 +42,3 @@ struct WithCallbackLifetimeTests {
         #expect(weakRequest.object == nil)
     }
 }
-

@@ -7,12 +7,26 @@ struct WithCallbackMisuseTests {
     @Test func secondCall_isIgnored_andReportedOnce_forEveryShape() async throws {
         let (values, diagnostics) = try await capturingDiagnostics {
             let a = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-                done(.success(1)); done(.success(2)); done(.success(3))
+                done(.success(1))
+                done(.success(2))
+                done(.success(3))
             }
-            let b: Int = try await withCallback { done in done(1, nil); done(2, nil) }
-            let c = try await withCallback { (done: @escaping @Sendable (Int) -> Void) in done(1); done(2) }
-            try await withCallback { (done: @escaping @Sendable ((any Error)?) -> Void) in done(nil); done(TestError(code: 1)) }
-            try await withCallback { (done: @escaping @Sendable () -> Void) in done(); done() }
+            let b: Int = try await withCallback { done in
+                done(1, nil)
+                done(2, nil)
+            }
+            let c = try await withCallback { (done: @escaping @Sendable (Int) -> Void) in
+                done(1)
+                done(2)
+            }
+            try await withCallback { (done: @escaping @Sendable ((any Error)?) -> Void) in
+                done(nil)
+                done(TestError(code: 1))
+            }
+            try await withCallback { (done: @escaping @Sendable () -> Void) in
+                done()
+                done()
+            }
             return [a, b, c]
         }
         #expect(values == [1, 1, 1])
@@ -24,14 +38,20 @@ struct WithCallbackMisuseTests {
     @Test func secondCall_fromAnotherThreadAfterCompletion_isReported() async throws {
         let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
         let (value, diagnostics) = try await capturingDiagnostics {
-            try await withCallback { done in _ = api.start(done); done(.success(1)) }
+            try await withCallback { done in
+                _ = api.start(done)
+                done(.success(1))
+            }
         }
         #expect(value == 1)
         #expect(diagnostics.isEmpty)
         let reported = Signal()
         // The bridge reports to the handler in effect where it was created, even from another thread.
         let late = Collected<BridgeDiagnostic>()
-        try await Diagnostics.withHandler({ late.append($0); reported.open() }) {
+        try await Diagnostics.withHandler({
+            late.append($0)
+            reported.open()
+        }) {
             let again = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
                 _ = api.start(done)
                 done(.success(2))
@@ -47,10 +67,19 @@ struct WithCallbackMisuseTests {
         let (errors, diagnostics) = await capturingDiagnostics { () async -> [BridgeError?] in
             var errors: [BridgeError?] = []
             func capture(_ work: () async throws -> Void) async {
-                do { try await work(); errors.append(nil) } catch { errors.append(error as? BridgeError) }
+                do {
+                    try await work()
+                    errors.append(nil)
+                } catch { errors.append(error as? BridgeError) }
             }
-            await capture { _ = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in _ = done } }
-            await capture { let _: Int = try await withCallback { (done: @escaping @Sendable (Int?, (any Error)?) -> Void) in _ = done } }
+            await capture {
+                _ = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in _ = done }
+            }
+            await capture {
+                let _: Int = try await withCallback { (done: @escaping @Sendable (Int?, (any Error)?) -> Void) in
+                    _ = done
+                }
+            }
             await capture { _ = try await withCallback { (done: @escaping @Sendable (Int) -> Void) in _ = done } }
             await capture { try await withCallback { (done: @escaping @Sendable ((any Error)?) -> Void) in _ = done } }
             await capture { try await withCallback { (done: @escaping @Sendable () -> Void) in _ = done } }
@@ -95,4 +124,3 @@ struct WithCallbackMisuseTests {
         }
     }
 }
-

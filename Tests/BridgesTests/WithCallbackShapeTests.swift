@@ -110,4 +110,3 @@ struct WithCallbackShapeTests {
         #expect(await screen.title == "loading")
     }
 }
-

@@ -24,11 +24,14 @@ struct WithCallbackSingleAllocationStressTests {
     /// when cancellation won; the token, the handler's captures and `onLateResult` are released
     /// every time.
     @Test func dropWhileTheBodyReturns_versusCancellation_endsOnce_andReleasesEverything() async throws {
-        var dropped = 0, cancelled = 0
+        var dropped = 0
+        var cancelled = 0
         let tokenRuns = Collected<Void>()
         for _ in 0..<Self.iterations {
             let runsBefore = tokenRuns.count
-            let tokenReleased = Signal(), lateHandlerReleased = Signal(), handlerCaptureReleased = Signal()
+            let tokenReleased = Signal()
+            let lateHandlerReleased = Signal()
+            let handlerCaptureReleased = Signal()
             let bodyRan = Signal()
             let task = Task {
                 try await Diagnostics.withHandler({ _ in }) {
@@ -37,9 +40,15 @@ struct WithCallbackSingleAllocationStressTests {
                         let canary = Canary(released: handlerCaptureReleased)
                         let tokenCanary = Canary(released: tokenReleased)
                         // Released on another thread, possibly before the body has returned.
-                        DispatchQueue.global().async { _ = canary; _ = done }
+                        DispatchQueue.global().async {
+                            _ = canary
+                            _ = done
+                        }
                         bodyRan.open()
-                        return Cancellation { _ = tokenCanary; tokenRuns.append(()) }
+                        return Cancellation {
+                            _ = tokenCanary
+                            tokenRuns.append(())
+                        }
                     }
                 }
             }
@@ -71,7 +80,8 @@ struct WithCallbackSingleAllocationStressTests {
     /// handler, `onLateResult` and its captures are released.
     @Test func callbackAfterTheFrameLetGo_goesToOnLateResultOnce_andReleasesEverything() async throws {
         let late = Collected<Int>()
-        var completed = 0, cancelled = 0
+        var completed = 0
+        var cancelled = 0
         for iteration in 0..<Self.iterations {
             let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
             let lateHandlerReleased = Signal()
@@ -141,7 +151,10 @@ struct WithCallbackSingleAllocationStressTests {
                 await #expect(throws: BridgeError.callbackDropped) {
                     try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
                         let tokenCanary = Canary(released: tokenReleased)
-                        return Cancellation { _ = tokenCanary; tokenRuns.append(()) }
+                        return Cancellation {
+                            _ = tokenCanary
+                            tokenRuns.append(())
+                        }
                     }
                 }
                 await tokenReleased.wait()
@@ -162,10 +175,15 @@ struct WithCallbackSingleAllocationStressTests {
         try await Diagnostics.withHandler({ diagnostics.append($0) }) {
             for iteration in 0..<Self.iterations {
                 let tokenReleased = Signal()
-                let value = try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(result.get()) }) { done in
+                let value = try await withCallback(onLateResult: { (result: Result<Int, Never>) in
+                    late.append(result.get())
+                }) { done in
                     DispatchQueue.global().async { done(.success(iteration)) }
                     let tokenCanary = Canary(released: tokenReleased)
-                    return Cancellation { _ = tokenCanary; tokenRuns.append(()) }
+                    return Cancellation {
+                        _ = tokenCanary
+                        tokenRuns.append(())
+                    }
                 }
                 #expect(value == iteration)
                 await tokenReleased.wait()
@@ -185,7 +203,8 @@ struct WithCallbackSingleAllocationStressTests {
         let tokenRuns = Collected<Void>()
         let late = Collected<Int>()
         let task = Task {
-            try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(result.get()) }) { done in
+            try await withCallback(onLateResult: { (result: Result<Int, Never>) in late.append(result.get()) }) {
+                done in
                 withUnsafeCurrentTask { $0?.cancel() }
                 done(.success(7))
                 return Cancellation { tokenRuns.append(()) }

@@ -8,7 +8,8 @@ struct WithCallbackStressTests {
     static let iterations = 10_000
 
     @Test func callbackOnOneThread_versusCancellationOnAnother_resumesExactlyOnce() async throws {
-        var completed = 0, cancelled = 0
+        var completed = 0
+        var cancelled = 0
         let tokenRuns = Collected<Void>()
         for iteration in 0..<Self.iterations {
             let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
@@ -48,9 +49,16 @@ struct WithCallbackStressTests {
             for _ in 0..<Self.iterations {
                 let both = DispatchGroup()
                 let value = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
-                    both.enter(); both.enter()
-                    queue.async { done(.success(0)); both.leave() }
-                    queue.async { done(.success(1)); both.leave() }
+                    both.enter()
+                    both.enter()
+                    queue.async {
+                        done(.success(0))
+                        both.leave()
+                    }
+                    queue.async {
+                        done(.success(1))
+                        both.leave()
+                    }
                 }
                 firsts[value] += 1
                 await withCheckedContinuation { c in both.notify(queue: queue) { c.resume() } }
@@ -62,7 +70,8 @@ struct WithCallbackStressTests {
     }
 
     @Test func dropVersusCancellation_resumesExactlyOnce() async throws {
-        var dropped = 0, cancelled = 0
+        var dropped = 0
+        var cancelled = 0
         for _ in 0..<Self.iterations {
             let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
             let task = Task {
@@ -78,11 +87,12 @@ struct WithCallbackStressTests {
             switch await task.result {
             case .success: Issue.record("nothing calls back, so nothing can succeed")
             case .failure(let error as BridgeError) where error == .callbackDropped: dropped += 1
-            case .failure(let error): #expect(error is CancellationError); cancelled += 1
+            case .failure(let error):
+                #expect(error is CancellationError)
+                cancelled += 1
             }
         }
         #expect(dropped + cancelled == Self.iterations)
         print("drop vs cancel: \(dropped) dropped, \(cancelled) cancelled of \(Self.iterations)")
     }
 }
-

@@ -13,7 +13,8 @@ struct WithCallbackTimeoutRaceTests {
     /// legacy call is cancelled once, the callback goes to `onLateResult` once). In both cases the
     /// timeout's Task ends and releases what its clock captured.
     @Test func timeoutVersusCallback_onTwoThreads_endsOnce_andTheTimeoutTaskEnds_10_000_iterations() async throws {
-        var completed = 0, timedOut = 0
+        var completed = 0
+        var timedOut = 0
         for iteration in 0..<Self.iterations {
             let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
             let elapse = Signal()
@@ -22,7 +23,10 @@ struct WithCallbackTimeoutRaceTests {
             let task = Task {
                 let canary = Canary(released: timeoutTaskReleased)  // held only by the timeout's clock
                 return try await withCallback(
-                    timeout: .custom("race") { _ = canary; await elapse.wait() },
+                    timeout: .custom("race") {
+                        _ = canary
+                        await elapse.wait()
+                    },
                     onLateResult: { late.append($0.get()) }
                 ) { done in api.start(done) }
             }
@@ -30,7 +34,12 @@ struct WithCallbackTimeoutRaceTests {
             // The clock's side goes through a Task wake-up: the callback's side waits a varying
             // while first, so both endings occur.
             DispatchQueue.concurrentPerform(iterations: 2) { side in
-                if side == 0 { _ = raceJitter(iteration % 100); api.stored(.success(iteration)) } else { elapse.open() }
+                if side == 0 {
+                    _ = raceJitter(iteration % 100)
+                    api.stored(.success(iteration))
+                } else {
+                    elapse.open()
+                }
             }
             switch await task.result {
             case .success(let value):
@@ -53,20 +62,31 @@ struct WithCallbackTimeoutRaceTests {
     /// Task cancellation against the clock: one ending, the legacy call cancelled exactly once
     /// whichever wins, and the timeout's Task ends.
     @Test func timeoutVersusTaskCancellation_onTwoThreads_cancelsTheLegacyCallOnce_10_000_iterations() async throws {
-        var cancelled = 0, timedOut = 0
+        var cancelled = 0
+        var timedOut = 0
         for iteration in 0..<Self.iterations {
             let api = LegacyAPI<@Sendable (Result<Int, Never>) -> Void>()
             let elapse = Signal()
             let timeoutTaskReleased = Signal()
             let task = Task {
                 let canary = Canary(released: timeoutTaskReleased)
-                return try await withCallback(timeout: .custom("race") { _ = canary; await elapse.wait() }) { done in
+                return try await withCallback(
+                    timeout: .custom("race") {
+                        _ = canary
+                        await elapse.wait()
+                    }
+                ) { done in
                     api.start(done)
                 }
             }
             await api.started.wait()
             DispatchQueue.concurrentPerform(iterations: 2) { side in
-                if side == 0 { _ = raceJitter(iteration % 100); task.cancel() } else { elapse.open() }
+                if side == 0 {
+                    _ = raceJitter(iteration % 100)
+                    task.cancel()
+                } else {
+                    elapse.open()
+                }
             }
             switch await task.result {
             case .success: Issue.record("no callback was made")
@@ -94,7 +114,12 @@ struct WithCallbackTimeoutRaceTests {
         let task = Task {
             try await Diagnostics.withHandler({ diagnostics.append($0) }) {
                 let canary = Canary(released: timeoutTaskReleased)
-                return try await withCallback(timeout: .custom("never") { _ = canary; try await suspendUntilCancelled() }) { done in
+                return try await withCallback(
+                    timeout: .custom("never") {
+                        _ = canary
+                        try await suspendUntilCancelled()
+                    }
+                ) { done in
                     api.start(done)
                 }
             }
@@ -120,4 +145,3 @@ struct WithCallbackTimeoutRaceTests {
         #expect(sleeps.value == 0)
     }
 }
-

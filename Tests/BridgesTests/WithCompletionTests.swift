@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 @Suite("withCompletion", .timeLimit(.minutes(2)))
 struct WithCompletionTests {
@@ -21,7 +22,8 @@ struct WithCompletionTests {
     @Test func finish_withError_callsCompletionOnceWithError() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
         let workEnded = LifetimeGate()
-        withCompletion({ (result: Result<Int, any Error>) in calls.record(CompletionOutcome(result)) }) { [end = DeinitSignal(workEnded)] in
+        withCompletion({ (result: Result<Int, any Error>) in calls.record(CompletionOutcome(result)) }) {
+            [end = DeinitSignal(workEnded)] in
             _ = end
             throw LifetimeTestError(code: 7)
         }
@@ -74,10 +76,13 @@ struct WithCompletionTests {
         let finish = LifetimeGate()
         let workEnded = LifetimeGate()
         let capturedReleased = LifetimeGate()
-        let token = withCompletion(whenCancelled: .doNotCall, { [captured = DeinitSignal(capturedReleased)] result in
-            _ = captured
-            calls.record(CompletionOutcome(result))
-        }) { [end = DeinitSignal(workEnded)] in
+        let token = withCompletion(
+            whenCancelled: .doNotCall,
+            { [captured = DeinitSignal(capturedReleased)] result in
+                _ = captured
+                calls.record(CompletionOutcome(result))
+            }
+        ) { [end = DeinitSignal(workEnded)] in
             _ = end
             await finish.wait()  // ignores cancellation: finishes with a value after cancel
             return 5
@@ -103,7 +108,10 @@ struct WithCompletionTests {
         await values.wait(count: 2)
         let token = withCompletion({ (value: Int?, error: (any Error)?) in
             values.record("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
-        }) { () async throws -> Int in try await suspendUntilCancelled(); return 0 }
+        }) { () async throws -> Int in
+            try await suspendUntilCancelled()
+            return 0
+        }
         token.cancel()
         await values.wait(count: 3)
         #expect(values.values == ["3,nil", "nil,true", "nil,true"])
@@ -111,7 +119,8 @@ struct WithCompletionTests {
 
     @Test func errorOnlyShape_nilOnSuccess() async {
         let errors = LifetimeRecorder<String>()
-        withCompletion({ (error: (any Error)?) in errors.record(error.map { "\($0)" } ?? "nil") }) { () async throws in }
+        withCompletion({ (error: (any Error)?) in errors.record(error.map { "\($0)" } ?? "nil") }) { () async throws in
+        }
         await errors.wait(count: 1)
         withCompletion({ (error: (any Error)?) in errors.record("\(error is LifetimeTestError)") }) { () async throws in
             throw LifetimeTestError(code: 2)
@@ -127,12 +136,21 @@ struct WithCompletionTests {
         let queue = DispatchQueue(label: "completion-queue")
         queue.setSpecific(key: key, value: 99)
         let onQueue = LifetimeRecorder<Bool>()
-        withCompletion(on: .queue(queue), { (_: Result<Int, any Error>) in
-            onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
-        }) { 1 }
-        let token = withCompletion(on: .queue(queue), { (_: Result<Int, any Error>) in
-            onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
-        }) { try await suspendUntilCancelled(); return 2 }
+        withCompletion(
+            on: .queue(queue),
+            { (_: Result<Int, any Error>) in
+                onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+            }
+        ) { 1 }
+        let token = withCompletion(
+            on: .queue(queue),
+            { (_: Result<Int, any Error>) in
+                onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+            }
+        ) {
+            try await suspendUntilCancelled()
+            return 2
+        }
         token.cancel()  // called here, off the queue: the CancellationError still goes to the queue
         await onQueue.wait(count: 2)
         #expect(onQueue.values == [true, true])
@@ -174,7 +192,10 @@ struct WithCompletionTests {
         final class EndSignal: Sendable {
             let index: Int
             let ended: LifetimeRecorder<Int>
-            init(_ index: Int, _ ended: LifetimeRecorder<Int>) { self.index = index; self.ended = ended }
+            init(_ index: Int, _ ended: LifetimeRecorder<Int>) {
+                self.index = index
+                self.ended = ended
+            }
             deinit { ended.record(index) }
         }
 
@@ -238,4 +259,3 @@ final class MainActorLoader {
         }
     }
 }
-

@@ -29,7 +29,7 @@ struct AccountsScreenTests {
                     await runUntilIdle()
                     let deletion = try await backend.deletes.nextInvocation()
                     #expect(deletion.request == savings.id)
-                    #expect(view.shown.count == 2)               // nothing until the backend answers
+                    #expect(view.shown.count == 2)  // nothing until the backend answers
                     deletion.complete(with: ())
                     await runUntilIdle()
                     #expect(view.shown.last == [checking])
@@ -38,7 +38,7 @@ struct AccountsScreenTests {
                     await runUntilIdle()
                     let stuck = try await backend.fetches.nextInvocation()
                     await clock.advance(by: .seconds(9))
-                    #expect(view.errors.isEmpty)                 // not before 10 s
+                    #expect(view.errors.isEmpty)  // not before 10 s
                     await clock.advance(by: .seconds(1))
                     await runUntilIdle()
                     #expect(view.errors.count == 1)

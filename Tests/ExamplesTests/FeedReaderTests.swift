@@ -1,5 +1,6 @@
-@testable import FeedReader
 import Testing
+
+@testable import FeedReader
 
 @Suite("Example: FeedReader", .timeLimit(.minutes(3)))
 struct FeedReaderTests {

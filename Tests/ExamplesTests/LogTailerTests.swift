@@ -1,5 +1,6 @@
-@testable import LogTailer
 import Testing
+
+@testable import LogTailer
 
 @Suite("Example: LogTailer", .timeLimit(.minutes(3)))
 struct LogTailerTests {

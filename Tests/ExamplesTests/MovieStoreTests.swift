@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import MovieStore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import MovieStore
-import Testing
 
 @Suite("Example: MovieStore", .timeLimit(.minutes(3)))
 struct MovieStoreTests {

@@ -1,5 +1,6 @@
-@testable import ProfileScreen
 import Testing
+
+@testable import ProfileScreen
 
 @Suite("Example: ProfileScreen", .timeLimit(.minutes(3)))
 @MainActor

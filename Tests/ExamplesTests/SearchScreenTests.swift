@@ -1,25 +1,26 @@
-@testable import SearchScreen
 import Testing
+
+@testable import SearchScreen
 
 /// One test, written against `SearchScreenHarness`, run against the Combine view model (on a
 /// virtual-time scheduler) and the async one (on `TestClock`).
 func searchAsYouType<H: SearchScreenHarness>(_ harness: H) async {
     await harness.run {
         await harness.publishCatalog(firstCatalog)
-        #expect(harness.model?.rendered == [firstCatalog])           // the empty query, at once
+        #expect(harness.model?.rendered == [firstCatalog])  // the empty query, at once
 
         await harness.type("2")
         await harness.advance(milliseconds: 100)
         await harness.type("12")
         await harness.advance(milliseconds: 299)
-        #expect(harness.model?.rendered == [firstCatalog])           // nothing fires early
+        #expect(harness.model?.rendered == [firstCatalog])  // nothing fires early
 
         await harness.advance(milliseconds: 1)
-        #expect(harness.model?.rendered == [firstCatalog, []])       // "12" only; "2" never searched
+        #expect(harness.model?.rendered == [firstCatalog, []])  // "12" only; "2" never searched
 
         await harness.type("12")
         await harness.advance(milliseconds: 400)
-        #expect(harness.model?.rendered == [firstCatalog, []])       // removeDuplicates
+        #expect(harness.model?.rendered == [firstCatalog, []])  // removeDuplicates
 
         await harness.publishCatalog(secondCatalog)
         #expect(harness.model?.rendered == [firstCatalog, [], [secondCatalog[0]]])  // combineLatest
@@ -53,7 +54,7 @@ struct SearchScreenTests {
             await harness.type("12")
             await harness.advance(milliseconds: 150)
             #expect(harness.model?.rendered == [firstCatalog])
-            let (deallocated, catalogReleased) = await harness.release()   // also expects no sleeper left
+            let (deallocated, catalogReleased) = await harness.release()  // also expects no sleeper left
             #expect(deallocated)
             #expect(catalogReleased)
         }

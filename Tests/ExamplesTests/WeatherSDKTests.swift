@@ -1,5 +1,6 @@
-@testable import WeatherSDK
 import Testing
+
+@testable import WeatherSDK
 
 @Suite("Example: WeatherSDK", .timeLimit(.minutes(3)))
 struct WeatherSDKTests {

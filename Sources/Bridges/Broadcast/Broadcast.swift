@@ -57,7 +57,9 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// - Precondition: `replay >= 0`; otherwise the program stops with a message naming the
     ///   argument and the call's file and line, in every build configuration.
     public init(replay: Int = 0, fileID: String = #fileID, line: UInt = #line) {
-        if replay < 0 { _argumentError("Broadcast(replay:): replay must be ≥ 0, got \(replay)", fileID: fileID, line: line) }
+        if replay < 0 {
+            _argumentError("Broadcast(replay:): replay must be ≥ 0, got \(replay)", fileID: fileID, line: line)
+        }
         state = LockedState(Machine(replay: replay))
         site = CallSite(fileID: fileID, line: line)
     }

@@ -173,7 +173,8 @@ public enum Diagnostics {
             guard let first = MisuseLedger.record(kind, on: bridge) else { return }
             occurrences = first
         }
-        let diagnostic = BridgeDiagnostic(kind: kind, message: message, fileID: fileID, line: line, occurrences: occurrences)
+        let diagnostic = BridgeDiagnostic(
+            kind: kind, message: message, fileID: fileID, line: line, occurrences: occurrences)
         (handler ?? defaultHandler)(diagnostic)
     }
 

@@ -56,7 +56,8 @@ enum UnifiedLog {
     private static func systemImage() -> UnsafeRawPointer {
         for index in 0..<_dyld_image_count() {
             if let name = _dyld_get_image_name(index), String(cString: name).hasSuffix("/SwiftUI"),
-               let header = _dyld_get_image_header(index) {
+                let header = _dyld_get_image_header(index)
+            {
                 return UnsafeRawPointer(header)
             }
         }

@@ -32,7 +32,10 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
     private let site: CallSite
     private let decode: @Sendable (Data?) -> [Element]
 
-    private init(handle: Handoff<FileHandle>, wake: (Int32, Int32), site: CallSite, decode: @escaping @Sendable (Data?) -> [Element]) {
+    private init(
+        handle: Handoff<FileHandle>, wake: (Int32, Int32), site: CallSite,
+        decode: @escaping @Sendable (Data?) -> [Element]
+    ) {
         self.handle = LockedState(handle)
         self.descriptor = handle.value.fileDescriptor
         (self.wakeRead, self.wakeWrite) = wake
@@ -82,7 +85,9 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
         guard pipe(&fds) == 0 else {
             let reason = String(cString: strerror(errno))
             _ReadingDescriptors.release(descriptor)
-            site.report(.fileHandleReadFailed, "could not start reading file descriptor \(descriptor): pipe() failed: \(reason)", bridge: nil)
+            site.report(
+                .fileHandleReadFailed,
+                "could not start reading file descriptor \(descriptor): pipe() failed: \(reason)", bridge: nil)
             sink.finish()
             return Cancellation {}
         }
@@ -126,7 +131,10 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
             // Released at the end of this block, outside the lock and before the exit is
             // signalled (a local of the whole function would live until its end in debug builds:
             // after the teardown returned, with the handle still alive).
-            let handle = self.handle.withLock { handle in defer { handle = nil }; return handle }
+            let handle = self.handle.withLock { handle in
+                defer { handle = nil }
+                return handle
+            }
             withExtendedLifetime(handle) {}
         }
         _ReadingDescriptors.release(descriptor)
@@ -136,7 +144,9 @@ final class _FileHandleReader<Element: Sendable>: Sendable {
             for element in last { sink.yield(element) }
             sink.finish()
         case .failed(let message):
-            site.report(.fileHandleReadFailed, "reading file descriptor \(descriptor) failed: \(message); the stream ended", bridge: nil)
+            site.report(
+                .fileHandleReadFailed, "reading file descriptor \(descriptor) failed: \(message); the stream ended",
+                bridge: nil)
             sink.finish()
         case .cancelled:
             break

@@ -49,8 +49,10 @@ struct _StripeTable: @unchecked Sendable {
 
     @usableFromInline static let shared: _StripeTable = {
         let count = Lock.stripeCount * spacing
-        let words = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<PlatformLock>.stride, alignment: cacheLine)
-            .bindMemory(to: PlatformLock.self, capacity: count)
+        let words = UnsafeMutableRawPointer.allocate(
+            byteCount: count * MemoryLayout<PlatformLock>.stride, alignment: cacheLine
+        )
+        .bindMemory(to: PlatformLock.self, capacity: count)
         for i in 0..<Lock.stripeCount { _ = Lock.initialize(words + i * spacing) }
         return _StripeTable(words: words)
     }()

@@ -86,7 +86,10 @@ private final class ObservationTracker<Model: AnyObject & Sendable, Value: Senda
     /// Whether the iteration is over (teardown ran, or the model is gone): no more reads or yields.
     private let stopped = LockedState(false)
 
-    init(model: WeakReference<Model>, read: ObservationRead<Model, Value>, actor: any Actor, sink: CallbackStream<Value, Never>.Sink) {
+    init(
+        model: WeakReference<Model>, read: ObservationRead<Model, Value>, actor: any Actor,
+        sink: CallbackStream<Value, Never>.Sink
+    ) {
         self.model = model
         self.read = read
         self.actor = actor

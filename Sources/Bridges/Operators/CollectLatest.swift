@@ -80,10 +80,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         fileID: String = #fileID,
         line: UInt = #line,
-        @_inheritActorContext _ action: @escaping @Sendable @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
+        @_inheritActorContext _ action:
+            @escaping @Sendable @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
         let reference = WeakReference(owner)
-        return _mapLatest(buffering: .unbounded, fileID: fileID, line: line, mapFailure: { $0 }) { element -> Result<Void, any Error> in
+        return _mapLatest(buffering: .unbounded, fileID: fileID, line: line, mapFailure: { $0 }) {
+            element -> Result<Void, any Error> in
             guard let owner = reference.object else { return .success(()) }
             await action(owner, element)
             return .success(())

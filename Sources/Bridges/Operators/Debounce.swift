@@ -81,7 +81,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         mapFailure: @escaping @Sendable (any Error) -> F
     ) -> CallbackStream<Element, F> {
         if interval < .zero {
-            _argumentError("debounce(for:clock:): interval must not be negative, got \(interval)", fileID: fileID, line: line)
+            _argumentError(
+                "debounce(for:clock:): interval must not be negative, got \(interval)", fileID: fileID, line: line)
         }
         return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
             let state = LockedState(DebounceStateMachine<Element, F, C.Instant>())

@@ -37,7 +37,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> SharedSequence<Element, any Error> {
-        SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) { broadcast in
+        SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) {
+            broadcast in
             var iterator = makeAsyncIterator()
             return await _iterate(into: broadcast) {
                 do { return .success(try await iterator.next()) } catch { return .failure(error) }
@@ -70,10 +71,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         fileID: String = #fileID,
         line: UInt = #line
     ) -> SharedSequence<Element, Failure> {
-        SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) { broadcast in
+        SharedSequence(replay: replay, stopTimeout: stopTimeout, site: CallSite(fileID: fileID, line: line)) {
+            broadcast in
             var iterator = makeAsyncIterator()
             return await _iterate(into: broadcast) { () async -> Result<Element?, Failure> in
-                do throws(Failure) { return .success(try await iterator.next(isolation: nil)) } catch { return .failure(error) }
+                do throws(Failure) { return .success(try await iterator.next(isolation: nil)) } catch {
+                    return .failure(error)
+                }
             }
         }
     }

@@ -67,7 +67,8 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         self.replay = replay
         self.stopTimeout = stopTimeout
         self.site = site
-        connection = LockedState(Connection(broadcast: ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)))
+        connection = LockedState(
+            Connection(broadcast: ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)))
     }
 
     /// Only reached with no consumer left (each one's stream keeps the sequence alive), so at
@@ -97,7 +98,9 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         line: UInt = #line
     ) -> CallbackStream<Element, Failure> {
         let waiting = buffering.isWaiting
-        return CallbackStream(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
+        return CallbackStream(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
+        ) {
             [self] sink in
             let broadcast = join()
             let subscription = broadcast.subscribe(sink, waiting: waiting)
@@ -129,12 +132,13 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         timer?.cancel()
         if let start {
             // Weak: a running iteration does not keep the sequence alive (its deinit stops it).
-            start.attach(Task { [weak self, iteration] in
-                let failure = await iteration(broadcast)
-                start.finish()
-                self?.ended(broadcast)
-                if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
-            })
+            start.attach(
+                Task { [weak self, iteration] in
+                    let failure = await iteration(broadcast)
+                    start.finish()
+                    self?.ended(broadcast)
+                    if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
+                })
         }
         return broadcast
     }
@@ -165,10 +169,11 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         }
         stopped?.task?.cancel()  // the broadcast it held is released here, outside the lock
         if let timer, let stopTimeout {
-            timer.attach(Task { [weak self] in
-                do { try await stopTimeout.sleep() } catch { return }
-                self?.stopTimerFired(timer)
-            })
+            timer.attach(
+                Task { [weak self] in
+                    do { try await stopTimeout.sleep() } catch { return }
+                    self?.stopTimerFired(timer)
+                })
         }
     }
 

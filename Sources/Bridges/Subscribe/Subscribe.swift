@@ -48,13 +48,17 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         let core = OwnedTask()
         let token = Cancellation { core.cancel() }
         if case .mainActor = delivery.kind {
-            core.attach(Task { @MainActor in
-                await _mainActorSubscriptionLoop(self, core: core, token: token, onElement: onElement, onFinish: onFinish)
-            })
+            core.attach(
+                Task { @MainActor in
+                    await _mainActorSubscriptionLoop(
+                        self, core: core, token: token, onElement: onElement, onFinish: onFinish)
+                })
         } else {
-            core.attach(Task {
-                await _subscriptionLoop(self, core: core, token: token, delivery: delivery, onElement: onElement, onFinish: onFinish)
-            })
+            core.attach(
+                Task {
+                    await _subscriptionLoop(
+                        self, core: core, token: token, delivery: delivery, onElement: onElement, onFinish: onFinish)
+                })
         }
         return token
     }
@@ -86,9 +90,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> Cancellation {
         let core = OwnedTask()
         let token = Cancellation { core.cancel() }
-        core.attach(Task { @MainActor in
-            await _mainActorSubscriptionLoop(self, core: core, token: token, onElement: onElement, onFinish: onFinish)
-        })
+        core.attach(
+            Task { @MainActor in
+                await _mainActorSubscriptionLoop(
+                    self, core: core, token: token, onElement: onElement, onFinish: onFinish)
+            })
         return token
     }
 }

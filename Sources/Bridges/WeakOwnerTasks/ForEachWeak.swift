@@ -78,7 +78,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         lifetimeCheck: OwnerLifetimeCheck = .default,
         fileID: String = #fileID,
         line: UInt = #line,
-        @_inheritActorContext _ handler: sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
+        @_inheritActorContext _ handler:
+            sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
         let reference = WeakReference(owner)
         let (control, token) = WeakOwnerTask.make(
@@ -89,15 +90,19 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         // Running on the owner's own actor would hold the owner for as long as the loop runs:
         // then the loop runs on the global executor and `handler` hops to its isolation per call.
         if _isolationIsOwner(owner, isolation) {
-            control.attach(Task {
-                await _weakOwnerLoop(self, isolation: #isolation, owner: reference, control: control, handler: handler)
-                control.ended(token: token)
-            })
+            control.attach(
+                Task {
+                    await _weakOwnerLoop(
+                        self, isolation: #isolation, owner: reference, control: control, handler: handler)
+                    control.ended(token: token)
+                })
         } else {
-            control.attach(Task {
-                await _weakOwnerLoop(self, isolation: isolation, owner: reference, control: control, handler: handler)
-                control.ended(token: token)
-            })
+            control.attach(
+                Task {
+                    await _weakOwnerLoop(
+                        self, isolation: isolation, owner: reference, control: control, handler: handler)
+                    control.ended(token: token)
+                })
         }
         token.store(in: bag)  // after attach: see WeakOwnerTask.make
         return token
@@ -123,7 +128,9 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
-            guard await _deliver(handler.isolation, element, to: reference, control: control, handler: isolated) else { break }
+            guard await _deliver(handler.isolation, element, to: reference, control: control, handler: isolated) else {
+                break
+            }
         }
     } catch {
         // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.

@@ -50,7 +50,8 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
     fileID: String = #fileID,
     line: UInt = #line,
     @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Success,
-    @_inheritActorContext then apply: sending @escaping @isolated(any) (_ owner: Owner, _ result: Result<Success, any Error>) async -> Void
+    @_inheritActorContext then apply:
+        sending @escaping @isolated(any) (_ owner: Owner, _ result: Result<Success, any Error>) async -> Void
 ) -> Cancellation {
     let reference = WeakReference(owner)
     let (control, token) = WeakOwnerTask.make(
@@ -61,15 +62,19 @@ public func runTask<Owner: AnyObject & Sendable, Success: Sendable>(
     // Running on the owner's own actor would hold the owner for the whole operation: then the
     // task runs on the global executor, and `operation` and `apply` hop to their own isolation.
     if _isolationIsOwner(owner, isolation) {
-        control.attach(Task {
-            await _weakOwnerOneShot(isolation: #isolation, owner: reference, control: control, operation: operation, apply: apply)
-            control.ended(token: token)
-        })
+        control.attach(
+            Task {
+                await _weakOwnerOneShot(
+                    isolation: #isolation, owner: reference, control: control, operation: operation, apply: apply)
+                control.ended(token: token)
+            })
     } else {
-        control.attach(Task {
-            await _weakOwnerOneShot(isolation: isolation, owner: reference, control: control, operation: operation, apply: apply)
-            control.ended(token: token)
-        })
+        control.attach(
+            Task {
+                await _weakOwnerOneShot(
+                    isolation: isolation, owner: reference, control: control, operation: operation, apply: apply)
+                control.ended(token: token)
+            })
     }
     token.store(in: bag)  // after attach: see WeakOwnerTask.make
     return token

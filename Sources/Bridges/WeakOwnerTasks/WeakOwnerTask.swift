@@ -15,7 +15,10 @@ struct WeakOwnerTask: Sendable {
     private let ownerType: String
     private let what: String
 
-    private init(check: OwnerLifetimeCheck, site: CallSite, ownerType: String, what: String, ownerIsAlive: @escaping @Sendable () -> Bool) {
+    private init(
+        check: OwnerLifetimeCheck, site: CallSite, ownerType: String, what: String,
+        ownerIsAlive: @escaping @Sendable () -> Bool
+    ) {
         self.check = check
         self.site = site
         self.ownerType = ownerType
@@ -50,17 +53,18 @@ struct WeakOwnerTask: Sendable {
         core.cancel()
         guard check.enabled, let grace = check.grace, !core.hasReturned, !ownerIsAlive() else { return }
         // The owner is gone and the task was told to stop: it must end within the grace period.
-        core.watch(Task { [self] in
-            do { try await grace.sleep() } catch { return }
-            guard !core.hasReturned else { return }
-            site.report(
-                .ownerLifetime,
-                "\(what) still runs \(grace.span) after its owner \(ownerType) was deallocated and cancelled it: "
-                    + "the sequence or work it awaits ignores task cancellation. Make it stop when cancelled (check "
-                    + "Task.isCancelled in its loop, or return a Cancellation that stops the legacy call).",
-                bridge: core
-            )
-        })
+        core.watch(
+            Task { [self] in
+                do { try await grace.sleep() } catch { return }
+                guard !core.hasReturned else { return }
+                site.report(
+                    .ownerLifetime,
+                    "\(what) still runs \(grace.span) after its owner \(ownerType) was deallocated and cancelled it: "
+                        + "the sequence or work it awaits ignores task cancellation. Make it stop when cancelled (check "
+                        + "Task.isCancelled in its loop, or return a Cancellation that stops the legacy call).",
+                    bridge: core
+                )
+            })
     }
 
     /// The loop found its owner gone. Reports when nobody cancelled it (check on): the bag

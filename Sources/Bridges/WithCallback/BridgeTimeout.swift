@@ -20,7 +20,9 @@ public struct BridgeTimeout: Sendable, CustomStringConvertible {
     /// Waits `duration` on `clock`.
     @available(BridgesClock, *)
     public static func after<C: Clock>(_ duration: C.Duration, on clock: C) -> BridgeTimeout {
-        BridgeTimeout(sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)", span: "\(duration)")
+        BridgeTimeout(
+            sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)",
+            span: "\(duration)")
     }
 
     /// Waits `duration` on the continuous clock.
@@ -31,7 +33,9 @@ public struct BridgeTimeout: Sendable, CustomStringConvertible {
 
     /// A timeout that elapses when `sleep` returns: for clocks and schedulers of your own
     /// (and for OS versions before `Clock`).
-    public static func custom(_ description: String, sleep: @escaping @Sendable () async throws -> Void) -> BridgeTimeout {
+    public static func custom(
+        _ description: String, sleep: @escaping @Sendable () async throws -> Void
+    ) -> BridgeTimeout {
         BridgeTimeout(sleep: sleep, description: description, span: description)
     }
 }

@@ -46,7 +46,11 @@ public func withCallback<Success, Failure: Error>(
 /// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
 /// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
-@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
+@available(
+    *, unavailable,
+    message:
+        "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)"
+)
 public func withCallback<Success, Failure: Error>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -106,7 +110,11 @@ public func withCallback<Success>(
 /// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
 /// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
-@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
+@available(
+    *, unavailable,
+    message:
+        "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)"
+)
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -144,7 +152,11 @@ public func withCallback<Success>(
 /// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
 /// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
-@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
+@available(
+    *, unavailable,
+    message:
+        "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)"
+)
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -182,7 +194,11 @@ public func withCallback(
 /// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
 /// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
-@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
+@available(
+    *, unavailable,
+    message:
+        "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)"
+)
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,
@@ -216,7 +232,11 @@ public func withCallback(
 /// Unavailable: catches bodies the ``LegacyCallBuilder`` can't take (`guard`, `do`/`catch`,
 /// `while`), which would drop a `Cancellation` they end with, and says what to write instead.
 @_disfavoredOverload
-@available(*, unavailable, message: "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)")
+@available(
+    *, unavailable,
+    message:
+        "this body would drop a Cancellation it ends with: LegacyCallBuilder cannot take guard, do/catch or while. End the body with `return Cancellation { … }` if the legacy call can be cancelled, or `return nil` if it cannot (or write if/else instead of guard)"
+)
 public func withCallback(
     isolation: isolated (any Actor)? = #isolation,
     timeout: BridgeTimeout? = nil,

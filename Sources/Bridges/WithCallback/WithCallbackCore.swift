@@ -72,7 +72,9 @@ func _withCallbackCore<Success, Failure: Error>(
     // "handler released" is decided with "body returned", and the object is kept to the end
     // (its deinit has nothing to do).
     let handlerReleased = isKnownUniquelyReferenced(&owner)
-    if case .returnResult(let result) = owner.unsafelyUnwrapped._bodyReturned(cancellation, handlerReleased: handlerReleased) {
+    if case .returnResult(let result) = owner.unsafelyUnwrapped._bodyReturned(
+        cancellation, handlerReleased: handlerReleased)
+    {
         return result.map(\.value)
     }
     if !handlerReleased {
@@ -87,7 +89,8 @@ func _withCallbackCore<Success, Failure: Error>(
         try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
             guard frame.handOver(continuation) else { return }  // ended meanwhile: resumed at once
             if let timeout {
-                frame.startTimeout(timeout, isolation: isolation, anchor: anchor ?? SingleShotAnchor(owner.unsafelyUnwrapped))
+                frame.startTimeout(
+                    timeout, isolation: isolation, anchor: anchor ?? SingleShotAnchor(owner.unsafelyUnwrapped))
             }
         }
     } onCancel: {
@@ -129,18 +132,19 @@ extension SingleShotFrame {
     func startTimeout(_ timeout: BridgeTimeout, isolation: (any Actor)?, anchor: SingleShotAnchor<Success, Failure>) {
         let owned = OwnedTask()
         guard withLock({ $0.setTimeout(owned) }) else { return }  // ended while the body ran: no Task
-        owned.attach(Task { [self] in
-            defer { withExtendedLifetime(anchor) {} }  // its unowned count keeps the state valid
-            do {
-                try await timeout.sleep()
-            } catch {
-                return  // cancelled: the bridge ended first
-            }
-            await _run(in: isolation) {
-                guard owned.finish() else { return }  // the bridge ended while the clock fired
-                self.interrupt(timedOut: true)
-            }
-        })
+        owned.attach(
+            Task { [self] in
+                defer { withExtendedLifetime(anchor) {} }  // its unowned count keeps the state valid
+                do {
+                    try await timeout.sleep()
+                } catch {
+                    return  // cancelled: the bridge ended first
+                }
+                await _run(in: isolation) {
+                    guard owned.finish() else { return }  // the bridge ended while the clock fired
+                    self.interrupt(timedOut: true)
+                }
+            })
     }
 }
 

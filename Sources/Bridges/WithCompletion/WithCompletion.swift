@@ -70,22 +70,23 @@ func _withCompletionCore<Success: Sendable>(
         guard whenCancelled.callsHandler, let completion else { return }  // else released here
         delivery.deliver { completion(.failure(CancellationError())) }
     }
-    core.attach(Task {
-        let result: Result<Success, any Error>
-        do {
-            result = .success(try await operation())
-        } catch {
-            result = .failure(error)
-        }
-        // Decided where the handler runs: a cancel() made before this point wins.
-        delivery.deliver {
-            core.finish {
-                let completion = slot.withLock { $0.take() }
-                completion?(result)
+    core.attach(
+        Task {
+            let result: Result<Success, any Error>
+            do {
+                result = .success(try await operation())
+            } catch {
+                result = .failure(error)
             }
-            token.cancel()  // marks the token done; the core has ended, so nothing else runs
-        }
-    })
+            // Decided where the handler runs: a cancel() made before this point wins.
+            delivery.deliver {
+                core.finish {
+                    let completion = slot.withLock { $0.take() }
+                    completion?(result)
+                }
+                token.cancel()  // marks the token done; the core has ended, so nothing else runs
+            }
+        })
     return token
 }
 
@@ -165,12 +166,14 @@ public func withCompletion<Success: Sendable>(
     _ completion: @escaping @Sendable (Success?, (any Error)?) -> Void,
     @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Success
 ) -> Cancellation {
-    _withCompletionCore(delivery: delivery, whenCancelled: whenCancelled, completion: { result in
-        switch result {
-        case .success(let value): completion(value, nil)
-        case .failure(let error): completion(nil, error)
-        }
-    }, operation: operation)
+    _withCompletionCore(
+        delivery: delivery, whenCancelled: whenCancelled,
+        completion: { result in
+            switch result {
+            case .success(let value): completion(value, nil)
+            case .failure(let error): completion(nil, error)
+            }
+        }, operation: operation)
 }
 
 /// Runs async work that returns nothing for a caller that expects an `(Error?) -> Void`
@@ -184,12 +187,14 @@ public func withCompletion(
     _ completion: @escaping @Sendable ((any Error)?) -> Void,
     @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Void
 ) -> Cancellation {
-    _withCompletionCore(delivery: delivery, whenCancelled: whenCancelled, completion: { result in
-        switch result {
-        case .success: completion(nil)
-        case .failure(let error): completion(error)
-        }
-    }, operation: operation)
+    _withCompletionCore(
+        delivery: delivery, whenCancelled: whenCancelled,
+        completion: { result in
+            switch result {
+            case .success: completion(nil)
+            case .failure(let error): completion(error)
+            }
+        }, operation: operation)
 }
 
 // MARK: - @MainActor handlers
@@ -222,9 +227,11 @@ public func withCompletion<Success: Sendable>(
 ) -> Cancellation {
     // `Delivery.mainActor` runs the core's delivery on the main actor, so the handler is called
     // from there; `assumeIsolated` states that fact to the type checker (and checks it).
-    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
-        MainActor.assumeIsolated { completion(result) }
-    }, operation: operation)
+    _withCompletionCore(
+        delivery: .mainActor, whenCancelled: whenCancelled,
+        completion: { result in
+            MainActor.assumeIsolated { completion(result) }
+        }, operation: operation)
 }
 
 /// `withCompletion` for a `@MainActor` `(T?, Error?)` completion handler; see the `Result` form.
@@ -236,14 +243,16 @@ public func withCompletion<Success: Sendable>(
     _ completion: @escaping @MainActor (Success?, (any Error)?) -> Void,
     @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Success
 ) -> Cancellation {
-    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
-        MainActor.assumeIsolated {
-            switch result {
-            case .success(let value): completion(value, nil)
-            case .failure(let error): completion(nil, error)
+    _withCompletionCore(
+        delivery: .mainActor, whenCancelled: whenCancelled,
+        completion: { result in
+            MainActor.assumeIsolated {
+                switch result {
+                case .success(let value): completion(value, nil)
+                case .failure(let error): completion(nil, error)
+                }
             }
-        }
-    }, operation: operation)
+        }, operation: operation)
 }
 
 /// `withCompletion` for a `@MainActor` `(Error?)` completion handler; see the `Result` form.
@@ -255,7 +264,9 @@ public func withCompletion(
     _ completion: @escaping @MainActor ((any Error)?) -> Void,
     @_inheritActorContext operation: sending @escaping @isolated(any) () async throws -> Void
 ) -> Cancellation {
-    _withCompletionCore(delivery: .mainActor, whenCancelled: whenCancelled, completion: { result in
-        MainActor.assumeIsolated { completion(result.error) }
-    }, operation: operation)
+    _withCompletionCore(
+        delivery: .mainActor, whenCancelled: whenCancelled,
+        completion: { result in
+            MainActor.assumeIsolated { completion(result.error) }
+        }, operation: operation)
 }

@@ -48,7 +48,8 @@ public struct AsyncFuture<Output: Sendable, Failure: Error>: Publisher, Sendable
     }
 
     private init(
-        operation: @escaping @Sendable () async throws(Failure) -> Output, isolation: (any Actor)?, fileID: String, line: UInt
+        operation: @escaping @Sendable () async throws(Failure) -> Output, isolation: (any Actor)?, fileID: String,
+        line: UInt
     ) {
         publisher = AsyncSequencePublisher(
             OperationSequence(operation: operation),
@@ -72,7 +73,8 @@ extension AsyncFuture where Failure == Never {
         _ operation: @escaping @Sendable () async -> Output
     ) {
         self.init(
-            operation: { () async throws(Never) -> Output in await operation() }, isolation: isolation, fileID: fileID, line: line
+            operation: { () async throws(Never) -> Output in await operation() }, isolation: isolation, fileID: fileID,
+            line: line
         )
     }
 }

@@ -105,7 +105,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     public func eraseToAnyPublisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
     ) -> AnyPublisher<Element, any Error> {
-        AsyncSequencePublisher(self, failure: { $0 }, isolation: isolation, fileID: fileID, line: line).eraseToAnyPublisher()
+        AsyncSequencePublisher(self, failure: { $0 }, isolation: isolation, fileID: fileID, line: line)
+            .eraseToAnyPublisher()
     }
 }
 
@@ -115,9 +116,11 @@ extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Neve
     public func publisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
     ) -> AsyncSequencePublisher<Self, Never> {
-        AsyncSequencePublisher(self, failure: { error in
-            preconditionFailure("Internal inconsistency: \(Self.self), whose Failure is Never, threw \(error)")
-        }, isolation: isolation, fileID: fileID, line: line)
+        AsyncSequencePublisher(
+            self,
+            failure: { error in
+                preconditionFailure("Internal inconsistency: \(Self.self), whose Failure is Never, threw \(error)")
+            }, isolation: isolation, fileID: fileID, line: line)
     }
 
     /// The same publisher, type-erased.
@@ -139,9 +142,11 @@ extension AsyncStream where Element: Sendable {
     public func publisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
     ) -> AsyncSequencePublisher<Self, Never> {
-        AsyncSequencePublisher(self, failure: { error in
-            preconditionFailure("Internal inconsistency: AsyncStream threw \(error)")
-        }, isolation: isolation, fileID: fileID, line: line)
+        AsyncSequencePublisher(
+            self,
+            failure: { error in
+                preconditionFailure("Internal inconsistency: AsyncStream threw \(error)")
+            }, isolation: isolation, fileID: fileID, line: line)
     }
 }
 
@@ -150,9 +155,11 @@ extension CallbackStream where Failure == Never, Element: Sendable {
     public func publisher(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line
     ) -> AsyncSequencePublisher<Self, Never> {
-        AsyncSequencePublisher(self, failure: { error in
-            preconditionFailure("Internal inconsistency: CallbackStream<_, Never> threw \(error)")
-        }, isolation: isolation, fileID: fileID, line: line)
+        AsyncSequencePublisher(
+            self,
+            failure: { error in
+                preconditionFailure("Internal inconsistency: CallbackStream<_, Never> threw \(error)")
+            }, isolation: isolation, fileID: fileID, line: line)
     }
 }
 #endif

@@ -18,7 +18,7 @@ import Bridges
 /// `receive(_:)`.
 final class AsyncSequenceSubscription<Base: AsyncSequence & Sendable, Failure: Error>:
     Subscription, @unchecked Sendable  // all mutable state is in `state`, behind its lock; the
-    // subscriber inside it is only called from the iterating task, serially, as Combine requires
+// subscriber inside it is only called from the iterating task, serially, as Combine requires
 where Base.Element: Sendable {
     /// Erased so that the iterating task captures no subscriber metatype (which need not be Sendable).
     typealias Downstream = AnySubscriber<Base.Element, Failure>
@@ -42,7 +42,8 @@ where Base.Element: Sendable {
         self.isolation = isolation
         // The downstream subscriber is not Sendable, but Combine calls it serially, and this
         // subscription calls it only after taking it out of the lock-guarded state machine.
-        self.state = LockedState(vouchingFor: AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
+        self.state = LockedState(
+            vouchingFor: AsyncSequenceSubscriptionStateMachine(subscriber: AnySubscriber(subscriber)))
     }
 
     /// Called by the publisher once `subscriber.receive(subscription:)` has returned.

@@ -93,4 +93,3 @@ extension Publisher {
 }
 
 #endif
-

@@ -60,7 +60,9 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
     @usableFromInline
     init(
         _ publisher: Upstream,
-        yield: @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) -> DemandedYield,
+        yield:
+            @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) ->
+            DemandedYield,
         demandDriven: Bool
     ) {
         self.publisher = publisher

@@ -41,7 +41,8 @@ public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable
     ///
     /// - Throws: `CancellationError` if the sending task is cancelled before then.
     public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) async throws {
-        let processed = try await withCallback(fileID: fileID, line: line) { (done: @escaping @Sendable (Bool) -> Void) in
+        let processed = try await withCallback(fileID: fileID, line: line) {
+            (done: @escaping @Sendable (Bool) -> Void) in
             let envelope = Envelope(element, done: done)
             act(state.withLock { $0.send(envelope) })
             // Weak: the bridge keeps its token after completion, and the envelope holds `done`,
@@ -51,11 +52,12 @@ public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable
             }
         }
         if processed { return }
-        Diagnostics.current(BridgeDiagnostic(
-            kind: .yieldAfterFinish,
-            message: "ProcessingChannel.send after finish(): the element was dropped",
-            fileID: fileID, line: line
-        ))
+        Diagnostics.current(
+            BridgeDiagnostic(
+                kind: .yieldAfterFinish,
+                message: "ProcessingChannel.send after finish(): the element was dropped",
+                fileID: fileID, line: line
+            ))
     }
 
     /// Ends the channel: consumers take what was already sent, then their loops end.

@@ -84,7 +84,8 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
         defer { woke.open() }  // the handshake: `advance` waits for this
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let sleeper = TestClockState.Sleeper(id: id, deadline: deadline.offset, continuation: continuation, woke: woke)
+                let sleeper = TestClockState.Sleeper(
+                    id: id, deadline: deadline.offset, continuation: continuation, woke: woke)
                 switch state.withLock({ $0.sleep(sleeper) }) {
                 case .suspended(let gates):
                     for gate in gates { gate.open() }
@@ -187,7 +188,9 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
     /// code running in another task has scheduled its timer before the test advances time.
     ///
     /// Waits at most `timeout` of real time, then records a test failure naming the count.
-    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line) async {
+    public func waitForSleepers(
+        _ count: Int = 1, timeout: Duration = .seconds(5), fileID: String = #fileID, line: UInt = #line
+    ) async {
         let gate = state.withLock { $0.gate(whenSleeping: count) }
         if await !gate.wait(atMost: timeout) {
             _reportTestFailure(

@@ -108,7 +108,9 @@ package func exploreStateSpace<Model: ExplorationModel>(
 /// resumed (there is no task behind them).
 package enum ContinuationStandIn {
     /// A continuation value carrying `id` (> 0), never to be resumed.
-    package static func make<T, E: Error>(_ id: Int, as _: UnsafeContinuation<T, E>.Type = UnsafeContinuation<T, E>.self) -> UnsafeContinuation<T, E> {
+    package static func make<T, E: Error>(
+        _ id: Int, as _: UnsafeContinuation<T, E>.Type = UnsafeContinuation<T, E>.self
+    ) -> UnsafeContinuation<T, E> {
         precondition(id > 0, "a stand-in's id must be positive")
         precondition(MemoryLayout<UnsafeContinuation<T, E>>.size == MemoryLayout<UnsafeRawPointer>.size)
         // A continuation is one pointer to its task's context; this one points nowhere and is

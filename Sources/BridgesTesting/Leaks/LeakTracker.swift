@@ -14,7 +14,8 @@
 /// looks once, when it runs: await whatever releases the object (a teardown, a task's value)
 /// before the scope ends.
 public final class LeakTracker: Sendable {
-    private final class Entry: @unchecked Sendable {  // `object` is a weak reference, set once in init; weak loads are atomic
+    // `object` is a weak reference, set once in init; weak loads are atomic
+    private final class Entry: @unchecked Sendable {
         weak var object: AnyObject?
         let name: String
         let fileID: String

@@ -45,6 +45,7 @@
 // `Task {}` does not, and fire-and-forget `Task {}` is exactly what tests need to settle. The
 // hook with task-local attribution covers both, and works back to the oldest OS versions.
 import Dispatch
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -156,7 +157,8 @@ final class JobRouter: Sendable {
     /// A failure to report for `scope` if the hook is no longer this router's (once per scope).
     func checkHook(for scope: ScopeExecutor) -> String? {
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, !Self.isOurs(variable.pointee),
-              scope.noteHookReported() else { return nil }
+            scope.noteHookReported()
+        else { return nil }
         return Self.hookReplaced
     }
 
@@ -192,7 +194,8 @@ final class JobRouter: Sendable {
             guard !state.scopes.isEmpty else { return nil }
             anyOpen = true
             if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
-            let id = enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
+            let id =
+                enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
                 ?? enqueuer.flatMap { state.tasks[$0] }
             guard let id, let scope = state.scopes[id], jobTask == 0 || jobTask > scope.watermark else { return nil }
             if jobTask != 0 { state.tasks[jobTask] = id }
@@ -200,7 +203,8 @@ final class JobRouter: Sendable {
         }
         if let scope {
             scope.enqueue(job, taskID: jobTask, original: original)
-        } else if anyOpen, enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin() {
+        } else if anyOpen, enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin()
+        {
             // A task leaving the main actor (or a default actor it calls, scheduled to run): the
             // runtime enqueues it with no current task, so
             // nothing says whose it is (a task created on the main actor never passed this
@@ -240,7 +244,8 @@ final class JobRouter: Sendable {
 /// lacks one, `withSerialTasks` reports it and leaves every task alone.
 enum RuntimeEntryPoints {
     /// The runtime's variable through which the global executor's enqueue can be taken over.
-    nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =  // written only under JobRouter's lock
+    // written only under JobRouter's lock
+    nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =
         lookUp("swift_task_enqueueGlobal_hook").map { $0.assumingMemoryBound(to: JobRouter.Hook?.self) }
 
     /// `swift_task_getJobTaskId`: exported by the runtime of macOS 14, iOS 17, tvOS 17,

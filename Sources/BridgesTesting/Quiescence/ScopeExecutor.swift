@@ -53,7 +53,10 @@ final class ScopeExecutor: SerialExecutor, Sendable {
             guard head < jobs.count else { return nil }
             defer {
                 head += 1
-                if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+                if head == jobs.count {
+                    jobs.removeAll(keepingCapacity: true)
+                    head = 0
+                }
             }
             return jobs[head]
         }
@@ -120,7 +123,8 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     private func watch() {
         let handOver = state.withLock { state -> [Queued] in
             guard !state.released, let running = state.running, state.queuedCount > 0,
-                  Self.seconds(since: running.since) > bound else { return [] }
+                Self.seconds(since: running.since) > bound
+            else { return [] }
             state.released = true
             var handOver: [Queued] = []
             while let queued = state.popFirst() { handOver.append(queued) }
@@ -136,7 +140,8 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     private static func seconds(since time: DispatchTime) -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds - min(time.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
+        Double(DispatchTime.now().uptimeNanoseconds - min(time.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds))
+            / 1e9
     }
 
     /// Whether the calling code runs as one of this scope's jobs.
@@ -164,11 +169,13 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     private func runNext() {
-        guard let next = state.withLock({ state -> Queued? in
-            guard let next = state.popFirst() else { return nil }  // handed elsewhere on release
-            state.running = (next.taskID, .now())
-            return next
-        }) else { return }
+        guard
+            let next = state.withLock({ state -> Queued? in
+                guard let next = state.popFirst() else { return nil }  // handed elsewhere on release
+                state.running = (next.taskID, .now())
+                return next
+            })
+        else { return }
         next.job.runSynchronously(on: asUnownedSerialExecutor())
         let waiters = state.withLock { state -> [OneShot<Outcome>] in
             state.running = nil
@@ -247,14 +254,17 @@ final class ScopeExecutor: SerialExecutor, Sendable {
             guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return nil }
             state.waiters.remove(at: index)
             if let running = state.running, Self.seconds(since: running.since) > bound / 2 {
-                return "runUntilIdle() gave up: a job of task #\(running.taskID) has been running for \(Int(Self.seconds(since: running.since))) s without returning. "
+                return
+                    "runUntilIdle() gave up: a job of task #\(running.taskID) has been running for \(Int(Self.seconds(since: running.since))) s without returning. "
                     + "It blocks its thread (a semaphore, a lock, DispatchQueue.sync) on something that does not happen: work on a thread or a Dispatch queue is not tracked."
             }
             let tasks = state.recentTasks.map { "#\($0)" }.joined(separator: ", ")
             if state.ran == ranBefore && state.running == nil {
-                return "runUntilIdle() gave up: \(state.queuedCount) job(s) are queued on this test's serial executor and none ran while it waited: no thread was free to run them (an overloaded machine, or threads blocked elsewhere)."
+                return
+                    "runUntilIdle() gave up: \(state.queuedCount) job(s) are queued on this test's serial executor and none ran while it waited: no thread was free to run them (an overloaded machine, or threads blocked elsewhere)."
             }
-            return "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
+            return
+                "runUntilIdle() gave up: tracked tasks never settled (\(state.ran - ranBefore) job(s) ran while it waited, most recently of tasks \(tasks)). "
                 + "A tracked task keeps itself runnable, e.g. polling with Task.yield() for work it cannot see finish: work on a thread or a Dispatch queue, "
                 + "or a task created outside the scope, is not tracked."
         }

@@ -187,7 +187,9 @@ extension ScopeExecutor {
             let hops = JobRouter.shared.mainHops
             let hopMark = hops.done
             guard await Self.mainRound(deadline: deadline) else {
-                return gaveUp("runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread")
+                return gaveUp(
+                    "runUntilIdle() gave up: the main actor did not run a marker job in time; something blocks the main thread"
+                )
             }
             guard await hops.waitUntilNoneInFlight(deadline: deadline) else {
                 return gaveUp("runUntilIdle() gave up: a task that left the main actor did not finish its step in time")

@@ -44,7 +44,8 @@ public final class Recorder<Element: Sendable>: Sendable {
     }
     #else
     /// Starts recording `sequence`. Prefer `sequence.record()`.
-    public convenience init<S: AsyncSequence>(_ sequence: sending S, timeout: Duration = .seconds(5)) where S.Element == Element {
+    public convenience init<S: AsyncSequence>(_ sequence: sending S, timeout: Duration = .seconds(5))
+    where S.Element == Element {
         self.init(timeout: timeout)
         start(Task { [state] in await Self.pump(sequence, into: state) })
     }
@@ -59,7 +60,8 @@ public final class Recorder<Element: Sendable>: Sendable {
 
     /// Runs in the recording task; holds the state, not the recorder, so that releasing the
     /// recorder cancels the recording.
-    private static func pump<S: AsyncSequence>(_ sequence: S, into state: LockedState<State>) async where S.Element == Element {
+    private static func pump<S: AsyncSequence>(_ sequence: S, into state: LockedState<State>) async
+    where S.Element == Element {
         func record(_ change: (inout State) -> Void) {
             state.withLock { state -> Gate in
                 change(&state)
@@ -113,11 +115,15 @@ public final class Recorder<Element: Sendable>: Sendable {
             case .failed(let error):
                 throw error
             case .finished:
-                _reportTestFailure("expected an element, but the sequence finished after \(elements.count) element(s)", fileID: fileID, line: line)
+                _reportTestFailure(
+                    "expected an element, but the sequence finished after \(elements.count) element(s)", fileID: fileID,
+                    line: line)
                 throw RecorderError.finished
             case nil:
                 if await !change.wait(atMost: timeout) {
-                    _reportTestFailure("expected an element within \(timeout), but none arrived (received \(elements.count) so far)", fileID: fileID, line: line)
+                    _reportTestFailure(
+                        "expected an element within \(timeout), but none arrived (received \(elements.count) so far)",
+                        fileID: fileID, line: line)
                     throw RecorderError.timedOut
                 }
             }
@@ -143,10 +149,13 @@ public final class Recorder<Element: Sendable>: Sendable {
         case .finished?:
             let pending = pendingElements
             if !pending.isEmpty {
-                _reportTestFailure("the sequence finished, but these elements were not taken with next(): \(pending)", fileID: fileID, line: line)
+                _reportTestFailure(
+                    "the sequence finished, but these elements were not taken with next(): \(pending)", fileID: fileID,
+                    line: line)
             }
         case .failed(let error)?:
-            _reportTestFailure("expected the sequence to finish, but it failed with \(error)", fileID: fileID, line: line)
+            _reportTestFailure(
+                "expected the sequence to finish, but it failed with \(error)", fileID: fileID, line: line)
         case nil:
             break
         }
@@ -171,7 +180,9 @@ public final class Recorder<Element: Sendable>: Sendable {
     public func expectFailure<E: Error & Equatable>(_ expected: E, fileID: String = #fileID, line: UInt = #line) async {
         guard let error = await expectFailure(fileID: fileID, line: line) else { return }
         if (error as? E) != expected {
-            _reportTestFailure("expected the sequence to fail with \(expected), but it failed with \(error)", fileID: fileID, line: line)
+            _reportTestFailure(
+                "expected the sequence to fail with \(expected), but it failed with \(error)", fileID: fileID,
+                line: line)
         }
     }
 
@@ -180,7 +191,9 @@ public final class Recorder<Element: Sendable>: Sendable {
             let (termination, change) = state.withLock { ($0.termination, $0.change) }
             if let termination { return termination }
             if await !change.wait(atMost: timeout) {
-                _reportTestFailure("expected the sequence to end within \(timeout), but it did not (received \(elements.count) element(s))", fileID: fileID, line: line)
+                _reportTestFailure(
+                    "expected the sequence to end within \(timeout), but it did not (received \(elements.count) element(s))",
+                    fileID: fileID, line: line)
                 return nil
             }
         }

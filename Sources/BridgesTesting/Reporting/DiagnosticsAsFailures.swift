@@ -65,10 +65,12 @@ final class DiagnosticsCollector: Sendable {
     var handle: Diagnostics.Handler {
         { [self] diagnostic in
             let onTestTask = test == nil || Test.current?.id == test
-            let hold = !onTestTask && state.withLock { state in
-                if state.isOpen { state.held.append(diagnostic) }
-                return state.isOpen
-            }
+            let hold =
+                !onTestTask
+                && state.withLock { state in
+                    if state.isOpen { state.held.append(diagnostic) }
+                    return state.isOpen
+                }
             if !hold { Diagnostics.failTests(diagnostic) }
         }
     }

@@ -55,7 +55,8 @@ public func expectDiagnostics<R>(
     _ operation: () throws -> R
 ) rethrows -> R {
     let reported = LockedState<[BridgeDiagnostic]>([])
-    let result = try Diagnostics.withHandler({ diagnostic in reported.withLock { $0.append(diagnostic) } }, operation: operation)
+    let result = try Diagnostics.withHandler(
+        { diagnostic in reported.withLock { $0.append(diagnostic) } }, operation: operation)
     let diagnostics = reported.withLock { $0 }
     if let mismatch = _diagnosticsMismatch(expected: expected, reported: diagnostics) {
         _reportTestFailure(mismatch, fileID: fileID, filePath: filePath, line: line, column: column)

@@ -30,7 +30,10 @@ enum XCTestFailureRecorder {
         guard let testCase = observer.current.withLock({ $0 }) else { return }
         #if canImport(Darwin)
         let location = XCTSourceCodeLocation(filePath: file, lineNumber: Int(line))
-        testCase.record(XCTIssue(type: .assertionFailure, compactDescription: message, sourceCodeContext: XCTSourceCodeContext(location: location)))
+        testCase.record(
+            XCTIssue(
+                type: .assertionFailure, compactDescription: message,
+                sourceCodeContext: XCTSourceCodeContext(location: location)))
         #else
         testCase.recordFailure(withDescription: message, inFile: file, atLine: Int(line), expected: true)
         #endif

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (its snippet regions are MIGRATION.md's before/after blocks, line for line)
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine

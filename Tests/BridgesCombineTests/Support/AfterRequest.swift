@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Foundation
 
 /// Calls `onRequest` after a downstream request has been forwarded to the upstream
 /// subscription, so a test that waits for it knows the upstream (a subject) really has demand.

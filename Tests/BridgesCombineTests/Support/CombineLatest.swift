@@ -6,18 +6,20 @@ import OpenCombine
 
 #if canImport(Combine)
 /// Combine's own `CombineLatest3`.
-func combineLatest3<A: Publisher, B: Publisher, C: Publisher>(_ a: A, _ b: B, _ c: C) -> AnyPublisher<(A.Output, A.Output, A.Output), Never>
-    where A.Failure == Never, B.Failure == Never, C.Failure == Never, B.Output == A.Output, C.Output == A.Output
-{
+func combineLatest3<A: Publisher, B: Publisher, C: Publisher>(
+    _ a: A, _ b: B, _ c: C
+) -> AnyPublisher<(A.Output, A.Output, A.Output), Never>
+where A.Failure == Never, B.Failure == Never, C.Failure == Never, B.Output == A.Output, C.Output == A.Output {
     Publishers.CombineLatest3(a, b, c).eraseToAnyPublisher()
 }
 #elseif OpenCombine
 /// OpenCombine 0.14.0 has no `combineLatest` (nor `merge`): the same operator built from the ones
 /// it has. FlatMap over the three merges them; `scan` keeps the latest of each; nothing is sent
 /// until all three have a value; it finishes when all three have finished.
-func combineLatest3<A: Publisher, B: Publisher, C: Publisher>(_ a: A, _ b: B, _ c: C) -> AnyPublisher<(A.Output, A.Output, A.Output), Never>
-    where A.Failure == Never, B.Failure == Never, C.Failure == Never, B.Output == A.Output, C.Output == A.Output
-{
+func combineLatest3<A: Publisher, B: Publisher, C: Publisher>(
+    _ a: A, _ b: B, _ c: C
+) -> AnyPublisher<(A.Output, A.Output, A.Output), Never>
+where A.Failure == Never, B.Failure == Never, C.Failure == Never, B.Output == A.Output, C.Output == A.Output {
     let tagged: [AnyPublisher<(Int, A.Output), Never>] = [
         a.map { (0, $0) }.eraseToAnyPublisher(),
         b.map { (1, $0) }.eraseToAnyPublisher(),

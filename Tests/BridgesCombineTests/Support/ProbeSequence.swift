@@ -1,4 +1,5 @@
 import Bridges
+
 @testable import BridgesCombine
 
 /// An AsyncSequence that counts every `makeAsyncIterator()` and `next()`, produces 0, 1, 2, …

@@ -1,10 +1,12 @@
+import Bridges
+
+@testable import BridgesCombine
+
 #if canImport(Combine)
 import Combine
 #elseif OpenCombine
 import OpenCombine
 #endif
-import Bridges
-@testable import BridgesCombine
 
 #if canImport(Combine) || OpenCombine
 

@@ -1,4 +1,5 @@
 import Bridges
+
 @testable import BridgesCombine
 
 /// Lets a test suspend until a condition over some recorded state holds, without sleeping:
@@ -15,7 +16,10 @@ final class Waiters: Sendable {
     /// Suspends until `condition` holds. Conditions are evaluated outside this lock.
     func wait(until condition: @escaping @Sendable () -> Bool) async {
         if condition() { return }
-        let id = nextID.withLock { id in defer { id += 1 }; return id }
+        let id = nextID.withLock { id in
+            defer { id += 1 }
+            return id
+        }
         await withUnsafeContinuation { continuation in
             waiters.withLock { $0[id] = Waiter(condition: condition, continuation: continuation) }
             changed()
@@ -54,7 +58,10 @@ final class Counter: Sendable {
     @discardableResult
     func increment() -> Int {
         defer { waiters.changed() }
-        return count.withLock { $0 += 1; return $0 }
+        return count.withLock {
+            $0 += 1
+            return $0
+        }
     }
 
     var value: Int { count.withLock { $0 } }

@@ -22,7 +22,11 @@ func debounce<Upstream: AsyncSequence & Sendable, C: Clock>(
                 }
             } catch {}
             let last = timer
-            await withTaskCancellationHandler { await last?.value } onCancel: { last?.cancel() }
+            await withTaskCancellationHandler {
+                await last?.value
+            } onCancel: {
+                last?.cancel()
+            }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }

@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// An endless sequence of 0, 1, 2, … that stops when its task is cancelled, and whose iterator's
 /// release opens a gate (so a test knows the loop is over).
@@ -19,4 +20,3 @@ struct EndlessCounter: AsyncSequence, Sendable {
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(signal: DeinitSignal(released)) }
 }
-

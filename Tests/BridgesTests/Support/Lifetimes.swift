@@ -1,7 +1,8 @@
+import Dispatch
+
 // Gates, recorders and tracked objects for the lifetime tests (WithCompletion, Subscribe,
 // WeakOwner suites). Everything is awaited through continuations: nothing sleeps or spins.
 @testable import Bridges
-import Dispatch
 
 /// A one-shot signal: `wait()` returns once `open()` has been called (before or after).
 final class LifetimeGate: Sendable {

@@ -1,18 +1,27 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// A logical clock: every event takes the next tick, under one lock, so stamps order events
 /// across threads exactly.
 final class OrderClock: Sendable {
     private let ticks = LockedState<Int>(0)
     init() {}
-    func stamp() -> Int { ticks.withLock { $0 += 1; return $0 } }
+    func stamp() -> Int {
+        ticks.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 /// Stamps per iteration: handler starts, what each start was, and when `cancel()` returned.
 final class OrderLog<Event: Sendable>: Sendable {
-    private struct Entry { var starts: [(tick: Int, event: Event)] = []; var cancelReturned: Int? }
+    private struct Entry {
+        var starts: [(tick: Int, event: Event)] = []
+        var cancelReturned: Int?
+    }
     private let clock = OrderClock()
     private let entries: LockedState<[Entry]>
 
@@ -43,4 +52,3 @@ final class OrderLog<Event: Sendable>: Sendable {
     var everyCancelReturned: Bool { entries.withLock { $0.allSatisfy { $0.cancelReturned != nil } } }
     func starts(_ index: Int) -> [Event] { entries.withLock { $0[index].starts.map(\.event) } }
 }
-

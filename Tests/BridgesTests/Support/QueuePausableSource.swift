@@ -4,7 +4,8 @@ import Dispatch
 /// A source that produces 0..<count on its own serial queue while running, and pauses/resumes
 /// through a `DemandGate`: the shape of a socket or a file handle. `send` hands one element on
 /// (false: the consumer is gone), `finish` ends the stream; a `Sink` or a `Broadcast` behind them.
-final class QueuePausableSource: @unchecked Sendable {  // `next`, `paused`, `finished` are touched on `queue` only; `gate` is set before `resume()`
+// `next`, `paused`, `finished` are touched on `queue` only; `gate` is set before `resume()`
+final class QueuePausableSource: @unchecked Sendable {
     private let queue = DispatchQueue(label: "QueuePausableSource")
     private let count: Int
     private let send: @Sendable (Int) -> Bool
@@ -21,11 +22,15 @@ final class QueuePausableSource: @unchecked Sendable {  // `next`, `paused`, `fi
     }
 
     convenience init(count: Int, sink: CallbackStream<Int, Never>.Sink) {
-        self.init(count: count, send: { if case .terminated = sink.yield($0) { false } else { true } }, finish: { sink.finish() })
+        self.init(
+            count: count, send: { if case .terminated = sink.yield($0) { false } else { true } },
+            finish: { sink.finish() })
     }
 
     convenience init(count: Int, events: Broadcast<Int>) {
-        self.init(count: count, send: { if case .terminated = events.send($0) { false } else { true } }, finish: { events.finish() })
+        self.init(
+            count: count, send: { if case .terminated = events.send($0) { false } else { true } },
+            finish: { events.finish() })
     }
 
     func pause() { queue.async { self.paused = true } }

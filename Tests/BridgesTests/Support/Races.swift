@@ -1,6 +1,7 @@
-@testable import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// Outcome of one completion call, flattened for exact assertions.
 enum CompletionOutcome: Equatable, Sendable {
@@ -26,4 +27,3 @@ func raceJitter(_ units: Int) -> Int {
     for step in 0..<(units * 100) { accumulator = accumulator &* 31 &+ step }
     return accumulator
 }
-

@@ -1,4 +1,6 @@
 import Bridges
+import BridgesTesting
+import Testing
 
 /// An upstream for `shared()` whose every iteration the test plays: each one is a
 /// `CallbackStream` whose sink is handed to the test, whose start and stop (teardown) are
@@ -113,9 +115,6 @@ final class LiveObject: Sendable {
     }
     deinit { count.add(-1) }
 }
-
-import BridgesTesting
-import Testing
 
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 extension Recorder {

@@ -50,7 +50,8 @@ final class Canary: Sendable {
 struct TestError: Error, Equatable { let code: Int }
 
 /// A weak reference that can be filled in from a `@Sendable` closure.
-final class Weak<Object: AnyObject>: @unchecked Sendable {  // `object` is only written before it is read, across an await
+// `object` is only written before it is read, across an await
+final class Weak<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?
     init(_ object: Object? = nil) { self.object = object }
 }

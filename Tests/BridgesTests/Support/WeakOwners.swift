@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// A view model as users write them: `@MainActor`, its own bag, state set from a stream.
 @MainActor
@@ -69,7 +70,6 @@ actor ActorOwner {
     deinit { deinitGate.open() }
 }
 
-
 /// An owner that does what the issue warns about: `Task { for await x in seq { self.x = x } }`.
 final class NaiveOwner: Sendable {
     private let values = LifetimeRecorder<Int>()
@@ -80,4 +80,3 @@ final class NaiveOwner: Sendable {
     }
     deinit { deinitGate.open() }
 }
-

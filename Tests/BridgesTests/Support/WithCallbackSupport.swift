@@ -32,4 +32,3 @@ func capturingDiagnostics<R>(_ body: () async throws -> R) async rethrows -> (R,
 }
 
 func failToStart(code: Int) throws { throw TestError(code: code) }
-

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -7,7 +9,6 @@ import Musl
 #elseif canImport(Bionic)
 import Bionic
 #endif
-import Dispatch
 
 // The owned-task core's storage; its state machine and what it solves: OwnedTaskStateMachine.swift.
 

@@ -261,7 +261,7 @@ struct SingleShotFrame<Success: Sendable, Failure: Error>: @unchecked Sendable {
     /// its memory is still held.
     @inlinable
     func end() {
-        assert(withLock { $0.isSpent }, "Internal inconsistency: a single-shot bridge ended holding a token or a timeout")
+        assert(
+            withLock { $0.isSpent }, "Internal inconsistency: a single-shot bridge ended holding a token or a timeout")
     }
 }
-

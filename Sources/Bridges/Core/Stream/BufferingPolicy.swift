@@ -61,7 +61,8 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   argument and the call's file and line, in every build configuration.
     public static func dropNewest(_ capacity: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
         if capacity < 0 {
-            _argumentError("BufferingPolicy.dropNewest(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
+            _argumentError(
+                "BufferingPolicy.dropNewest(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
         }
         return BufferingPolicy(.dropNewest(capacity))
     }
@@ -89,7 +90,8 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   argument and the call's file and line, in every build configuration.
     public static func suspending(_ capacity: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
         if capacity < 0 {
-            _argumentError("BufferingPolicy.suspending(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
+            _argumentError(
+                "BufferingPolicy.suspending(_:): capacity must be ≥ 0, got \(capacity)", fileID: fileID, line: line)
         }
         return BufferingPolicy(.suspending(capacity))
     }
@@ -105,7 +107,8 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   argument and the call's file and line, in every build configuration.
     public static func watermark(low: Int, high: Int, fileID: String = #fileID, line: UInt = #line) -> BufferingPolicy {
         if low < 0 {
-            _argumentError("BufferingPolicy.watermark(low:high:): low must be ≥ 0, got \(low)", fileID: fileID, line: line)
+            _argumentError(
+                "BufferingPolicy.watermark(low:high:): low must be ≥ 0, got \(low)", fileID: fileID, line: line)
         }
         if low >= high {
             _argumentError(

@@ -123,7 +123,8 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(ConsumerToken(CallbackStreamStorage(policy: policy, builder: build, undelivered: undelivered, site: site)))
+        AsyncIterator(
+            ConsumerToken(CallbackStreamStorage(policy: policy, builder: build, undelivered: undelivered, site: site)))
     }
 
     /// Why a stream ended, as its ``Teardown`` learns it.

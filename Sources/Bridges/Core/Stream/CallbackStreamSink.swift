@@ -21,10 +21,13 @@ extension CallbackStream {
         @inlinable
         @discardableResult
         public func yield(_ element: sending Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
-            let action = token.storage.state.withLock { machine -> CallbackStreamStorage<Element, Failure>.Machine.YieldAction in
+            let action = token.storage.state.withLock {
+                machine -> CallbackStreamStorage<Element, Failure>.Machine.YieldAction in
                 // The common case decided inline, without the general event: buffered, `.enqueued`.
                 if machine.yieldOnlyBuffers {
-                    machine.buffer.append(element, initialCapacity: CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity, maximumCapacity: .max)  // .unbounded
+                    machine.buffer.append(
+                        element, initialCapacity: CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity,
+                        maximumCapacity: .max)  // .unbounded
                     return .answer(.enqueued)
                 }
                 return machine.yield(element)

@@ -76,7 +76,8 @@ struct StreamRing<Element> {
         guard let old = storage else {
             // The slot is taken (that is why this grows): its element moves into the new ring,
             // which has room for it and the element being appended.
-            let ring = StreamRingStorage<Element>.make(capacity: Swift.max(2, Swift.min(initialCapacity, maximumCapacity)))
+            let ring = StreamRingStorage<Element>.make(
+                capacity: Swift.max(2, Swift.min(initialCapacity, maximumCapacity)))
             ring.appendWithRoom(first.take().unsafelyUnwrapped)
             storage = ring
             return
