@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Bridges benchmarks: a plain release-mode executable that measures each Bridges adapter against

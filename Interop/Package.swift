@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // BridgesTesting beside Point-Free's test tools, in one test process: swift-concurrency-extras'

@@ -13,7 +13,9 @@ import Glibc
 import Darwin
 #endif
 
-if #available(BridgesClock , *) {
+// swift-format-ignore
+
+if #available(BridgesClock, *) {
     await runTour(Array(CommandLine.arguments.dropFirst()))
 } else {
     Swift.print(
@@ -33,7 +35,8 @@ func runTour(_ arguments: [String]) async -> Never {
         virtualTimeChapter,
     ]
     // debounce and mapLatest are typed by AsyncSequence.Failure: macOS 15 / iOS 18 and later.
-    if #available(BridgesTypedSequence , *) {
+    // swift-format-ignore
+    if #available(BridgesTypedSequence, *) {
         chapters.append(operatorsChapter)
     }
 

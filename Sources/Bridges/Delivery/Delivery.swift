@@ -46,7 +46,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
 
     /// Runs `body` in this context without waiting for it (the completion of one-shot work).
     @usableFromInline
-    func deliver(_ body: @escaping @Sendable () -> Void) {
+    func perform(_ body: @escaping @Sendable () -> Void) {
         switch kind {
         case .current: body()
         case .queue(let queue): queue.async(execute: body)
@@ -57,7 +57,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// Runs `body` in this context and waits until it has run: per-element delivery, so a slow
     /// consumer slows the loop down instead of piling elements up on the queue.
     @usableFromInline
-    func deliverAndWait(_ body: @escaping @Sendable () -> Void) async {
+    func performAndWait(_ body: @escaping @Sendable () -> Void) async {
         switch kind {
         case .current:
             body()

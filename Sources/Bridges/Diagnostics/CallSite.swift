@@ -19,7 +19,7 @@ struct CallSite: Sendable {
     /// reference cannot be formed there).
     @usableFromInline
     func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?) {
-        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
+        Diagnostics.dispatch(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
     }
 
     /// The same, reported at the offending call's site (`fileID`, `line`) rather than at the
@@ -29,7 +29,7 @@ struct CallSite: Sendable {
     @usableFromInline
     func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject?, at fileID: String, line: UInt) {
         let inPackage = Self.packageModules.contains(fileID.prefix { $0 != "/" })
-        Diagnostics.deliver(
+        Diagnostics.dispatch(
             kind, message, fileID: inPackage ? self.fileID : fileID, line: inPackage ? self.line : line,
             bridge: bridge, to: handler
         )

@@ -164,7 +164,7 @@ public enum Diagnostics {
     /// Delivers a report of `kind` on `bridge` to `handler` (nil: the default handler now),
     /// unless `bridge` already reported that kind: then it is only counted. The one path every
     /// bridge's report takes (`CallSite`, BridgesCombine's `Reporter`).
-    package static func deliver(
+    package static func dispatch(
         _ kind: BridgeDiagnostic.Kind, _ message: String, fileID: String, line: UInt,
         bridge: AnyObject?, to handler: Handler?
     ) {

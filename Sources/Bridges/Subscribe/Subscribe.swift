@@ -114,7 +114,7 @@ func _mainActorSubscriptionLoop<S: AsyncSequence & Sendable>(
         for try await element in sequence {
             // Checked after `next()`: a cancel made during the last call has been seen by the
             // sequence (an `AsyncStream` tears down when `next()` runs in a cancelled task).
-            guard core.deliver({ onElement(element) }) else { return }  // cancelled
+            guard core.callHandler({ onElement(element) }) else { return }  // cancelled
         }
     } catch {
         failure = error
@@ -138,17 +138,17 @@ func _subscriptionLoop<S: AsyncSequence & Sendable>(
         for try await element in sequence {
             // Checked after `next()` (see the main-actor loop), and again where the call runs.
             if case .current = delivery.kind {
-                guard core.deliver({ onElement(element) }) else { return }
+                guard core.callHandler({ onElement(element) }) else { return }
             } else {
                 guard core.isActive else { return }
-                await delivery.deliverAndWait { _ = core.deliver { onElement(element) } }
+                await delivery.performAndWait { _ = core.callHandler { onElement(element) } }
             }
         }
     } catch {
         failure = error
     }
     let error = failure
-    delivery.deliver {
+    delivery.perform {
         core.finish { onFinish(error) }
         token.cancel()
     }

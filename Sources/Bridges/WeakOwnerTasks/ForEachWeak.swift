@@ -128,7 +128,7 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
-            guard await _deliver(handler.isolation, element, to: reference, control: control, handler: isolated) else {
+            guard await _callOwnerHandler(handler.isolation, element, to: reference, control: control, handler: isolated) else {
                 break
             }
         }

@@ -68,7 +68,7 @@ func _withCompletionCore<Success: Sendable>(
         guard core.cancel() else { return }
         let completion = slot.withLock { $0.take() }
         guard whenCancelled.callsHandler, let completion else { return }  // else released here
-        delivery.deliver { completion(.failure(CancellationError())) }
+        delivery.perform { completion(.failure(CancellationError())) }
     }
     core.attach(
         Task {
@@ -79,7 +79,7 @@ func _withCompletionCore<Success: Sendable>(
                 result = .failure(error)
             }
             // Decided where the handler runs: a cancel() made before this point wins.
-            delivery.deliver {
+            delivery.perform {
                 core.finish {
                     let completion = slot.withLock { $0.take() }
                     completion?(result)

@@ -89,7 +89,7 @@ where Base.Element: Sendable {
                 if !endsAfterOneElement { guard await awaitDemand() else { return } }  // cancelled: dropped
                 guard let subscriber = state.withLock({ $0.subscriberForEmission() }) else { return }
                 var additional = Subscribers.Demand.none
-                guard core.deliver({ additional = subscriber.receive(element) }) else { return }
+                guard core.callHandler({ additional = subscriber.receive(element) }) else { return }
                 if endsAfterOneElement { break }
                 state.withLock { $0.received(additional: additional) }
                 guard core.isActive else { return }  // cancelled inside `receive`: fetch nothing more

@@ -27,6 +27,6 @@ struct Reporter: Sendable {
     /// Reports `kind` once per `bridge` (the subscriber or subscription misused); later
     /// occurrences only count (``BridgeDiagnostic/occurrences``).
     func report(_ kind: BridgeDiagnostic.Kind, _ message: String, bridge: AnyObject) {
-        Diagnostics.deliver(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
+        Diagnostics.dispatch(kind, message, fileID: fileID, line: line, bridge: bridge, to: handler)
     }
 }

@@ -225,7 +225,9 @@ final class JobRouter: Sendable {
     let mainHops = MainHops()
 
     private static func run(_ job: UnownedJob) {
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+        // Task executors came with the same OS versions as typed sequences.
+        // swift-format-ignore
+        if #available(BridgesTypedSequence, *) {
             job.runSynchronously(on: globalConcurrentExecutor.asUnownedTaskExecutor())
         } else {
             job.runSynchronously(on: HopExecutor.shared.asUnownedSerialExecutor())

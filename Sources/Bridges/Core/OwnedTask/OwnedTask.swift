@@ -24,7 +24,7 @@ func _currentThreadID() -> UInt {
 
 /// A Task owned by a token: lock + ``OwnedTaskStateMachine`` + acting on its actions.
 ///
-/// Handler calls go through ``deliver(_:)`` / ``finish(_:)``; they are made with no lock held.
+/// Handler calls go through ``callHandler(_:)`` / ``finish(_:)``; they are made with no lock held.
 /// ``cancel()`` may block while a handler call runs on another thread (so that none starts
 /// after it returns); a handler that waits synchronously for a thread that is calling
 /// `cancel()` on the same subscription would deadlock, as with `DispatchQueue.sync`.
@@ -57,7 +57,7 @@ package final class OwnedTask: Sendable {
     /// Calls `handler` now unless the task was cancelled (or finished); returns whether it did.
     /// `cancel()` from another thread waits until the call returns.
     @inlinable
-    package func deliver(_ handler: () -> Void) -> Bool {
+    package func callHandler(_ handler: () -> Void) -> Bool {
         guard state.withLock({ $0.beginDelivery(on: _currentThreadID()) }) else { return false }
         handler()
         for waiter in state.withLock({ $0.endDelivery() }) { waiter.signal() }
@@ -65,7 +65,7 @@ package final class OwnedTask: Sendable {
     }
 
     /// The final call: if nobody cancelled first, moves to finished and calls `handler`
-    /// (serialised against `cancel()` like ``deliver(_:)``). Returns whether it did.
+    /// (serialised against `cancel()` like ``callHandler(_:)``). Returns whether it did.
     @inlinable
     @discardableResult
     package func finish(_ handler: () -> Void) -> Bool {
