@@ -59,10 +59,9 @@ struct CallbackStreamStateMachineExplorationTests {
 
     /// The stream promises that the consumer's loop ends only once the teardown has returned.
     /// When the consumer is cancelled while the teardown runs on another thread (the canceller's,
-    /// or the producer's after `finish`), the machine resumes it at once, so its loop can end
-    /// while the teardown still runs. Not a one-line change: the terminated phase would have to
-    /// park the consumer until `teardownReturned()`.
-    @Test func cancel_whileAnotherThreadRunsTheTeardown_endsTheLoopBeforeItReturns() {
+    /// or the producer's after `finish`), the machine keeps the consumer's continuation and
+    /// `teardownReturned()` resumes it.
+    @Test func cancel_whileAnotherThreadRunsTheTeardown_parksTheConsumerUntilItReturns() {
         typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
         // The canceller takes the teardown while the consumer is about to suspend.
         var machine = Machine(policy: .unbounded, builder: 0)
@@ -72,11 +71,25 @@ struct CallbackStreamStateMachineExplorationTests {
         guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated(cancelled: true) else {
             Issue.record("the cancel takes the teardown to run"); return
         }
-        withKnownIssue("the consumer's loop ends while the canceller's teardown runs") {
-            if case .resume = machine.suspend(ContinuationStandIn.make(1)) {
-                Issue.record("the consumer was resumed before the teardown returned")
-            }
+        guard case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
+            Issue.record("the consumer was resumed before the teardown returned"); return
         }
+        let resumed = machine.teardownReturned()
+        #expect(resumed.map { ContinuationStandIn.id(of: $0.0) } == 1, "the teardown's return resumes the consumer")
+        #expect(resumed?.1 == nil)
+        let cancelled = machine.takeCancellation()
+        #expect(cancelled, "the consumer learns it was cancelled")
+        #expect(machine.consumer == nil, "the continuation was moved out")
+        // The same when the cancelled consumer calls next() while the teardown runs.
+        var entering = Machine(policy: .unbounded, builder: 0)
+        _ = entering.next()
+        _ = entering.builderReturned(Teardown(Cancellation()))
+        guard case .terminate(_, nil, _, _?, _, _) = entering.consumerTerminated(cancelled: true) else {
+            Issue.record("the cancel takes the teardown to run"); return
+        }
+        guard case .suspend = entering.next() else { Issue.record("the end waits for the teardown"); return }
+        _ = entering.teardownReturned()
+        guard case .cancelled = entering.next() else { Issue.record("then the cancellation is reported"); return }
         // The producer finished and runs the teardown; the consumer waits for the end, and is cancelled.
         var finished = Machine(policy: .unbounded, builder: 0)
         _ = finished.next()
@@ -85,11 +98,13 @@ struct CallbackStreamStateMachineExplorationTests {
         guard case .suspended = finished.suspend(ContinuationStandIn.make(2)) else {
             Issue.record("the consumer waits for the teardown to return"); return
         }
-        withKnownIssue("the consumer's loop ends while the producer's teardown runs") {
-            if case .terminate(_, _?, _, _, _, _) = finished.consumerTerminated(cancelled: true) {
-                Issue.record("the cancelled consumer was resumed before the teardown returned")
-            }
+        guard case .terminate(_, nil, _, nil, _, _) = finished.consumerTerminated(cancelled: true) else {
+            Issue.record("the cancelled consumer was resumed before the teardown returned"); return
         }
+        let ended = finished.teardownReturned()
+        #expect(ended.map { ContinuationStandIn.id(of: $0.0) } == 2, "the teardown's return resumes the consumer")
+        let cutShort = finished.takeCancellation()
+        #expect(!cutShort, "the stream had ended: the cancellation cut nothing short")
     }
 
     @Test(arguments: cases)
@@ -526,9 +541,7 @@ private struct StreamModel: ExplorationModel {
         if endSeen != nil { broken.append("the consumer saw the end twice") }
         endSeen = .some(failure)
         consumer = .done
-        // A consumer cancelled while another thread runs the teardown is exempt: see
-        // `cancel_whileAnotherThreadRunsTheTeardown_endsTheLoopBeforeItReturns`.
-        if builderRan && (probe.teardowns.count != 1 || teardownInFlight != nil) && consumerEnds == 0 {
+        if builderRan && (probe.teardowns.count != 1 || teardownInFlight != nil) {
             broken.append("the consumer saw the end before the teardown had returned")
         }
         if failure != nil && firstEnd != "failed" { broken.append("the consumer saw a failure nobody finished with") }

@@ -178,7 +178,9 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         _ = machine.builderReturned(.init(Cancellation()))
         _ = machine.yield(1)
-        _ = machine.consumerTerminated(cancelled: true)
+        _ = machine.consumerTerminated(cancelled: true)  // takes the teardown to run
+        guard case .suspend = machine.next() else { Issue.record("the end waits for the teardown"); return }
+        _ = machine.teardownReturned()
         guard case .cancelled = machine.next() else { Issue.record("expected .cancelled"); return }
         guard case .end(nil) = machine.next() else { Issue.record("expected the end after it"); return }
     }
@@ -205,12 +207,14 @@ struct CallbackStreamStateMachineTests {
         _ = cutOff.yield(1)
         _ = cutOff.finish(nil)
         _ = cutOff.consumerTerminated(cancelled: true)
+        _ = cutOff.teardownReturned()
         guard case .cancelled = cutOff.next() else { Issue.record("expected .cancelled: 1 was discarded"); return }
 
         var drained = started()
         _ = drained.builderReturned(.init(Cancellation()))
         _ = drained.finish(nil)
         _ = drained.consumerTerminated(cancelled: true)
+        _ = drained.teardownReturned()
         guard case .end(nil) = drained.next() else { Issue.record("expected the end: nothing was cut off"); return }
     }
 

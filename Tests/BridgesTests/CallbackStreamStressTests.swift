@@ -128,5 +128,84 @@ struct CallbackStreamStressTests {
         }
         #expect(ended == 2_000)
     }
+
+    /// The consumer's loop ends only after the teardown returned, even when its task is cancelled
+    /// while another thread runs the teardown. A producer thread yields one element and finishes;
+    /// the consumer's task is cancelled from a third thread at the same time (even rounds), or from
+    /// inside the teardown, once the consumer has taken the element and is heading for the end (odd
+    /// rounds). Before it returns, the teardown gives a consumer resumed too early time to end its
+    /// loop first. Its waits are bounded spins, not a clock, and never wait for the consumer
+    /// unboundedly: on a 2-core machine the consumer's task may need the teardown's own thread.
+    @Test func finishRacingCancellation_loopEndsAfterTheTeardownReturned() async {
+        let rounds = 2_000
+        var inOrder = 0
+        var firstOutOfOrder: String?
+        for round in 0..<rounds {
+            let log = Collected<String>()
+            let received = Counter()
+            let loopEnded = Counter()
+            let consumerTask = Weak<TaskHandle>()
+            let built = Signal()
+            let produced = Signal()
+            let streamReleased = Signal()
+            let proxyReleased = Signal()
+            let box = SinkBox<Int, Never>()
+            let consumer: Task<Void, Never>
+            do {
+                let canary = Canary(released: streamReleased)
+                let stream = CallbackStream<Int, Never> { sink in
+                    _ = canary
+                    let proxy = ProbeProxy(released: proxyReleased)
+                    box.set(sink)
+                    built.open()
+                    return Cancellation {
+                        // Bounded waits: the consumer may need this very thread to run.
+                        var spins = 0
+                        if round % 2 == 1 {
+                            while received.value == 0 && spins < 20_000 { spins += 1 }
+                            consumerTask.object?.task.cancel()
+                        }
+                        spins = 0
+                        while loopEnded.value == 0 && spins < 2_000 { spins += 1 }
+                        _ = proxy
+                        log.append("teardown returned")
+                    }
+                }
+                consumer = Task {
+                    for await _ in stream { received.increment() }
+                    log.append("loop ended")
+                    loopEnded.increment()
+                }
+            }
+            let handle = TaskHandle(consumer)
+            consumerTask.object = handle
+            await built.wait()
+            let sink = box.sink
+            box.clear()
+            DispatchQueue.global().async {
+                sink.yield(round)
+                sink.finish()
+                produced.open()
+            }
+            if round % 2 == 0 { DispatchQueue.global().async { consumer.cancel() } }
+            await produced.wait()
+            await consumer.value
+            if log.values == ["teardown returned", "loop ended"] {
+                inOrder += 1
+            } else if firstOutOfOrder == nil {
+                firstOutOfOrder = "round \(round): \(log.values)"
+            }
+            withExtendedLifetime(handle) {}
+            await streamReleased.wait()
+            await proxyReleased.wait()
+        }
+        #expect(inOrder == rounds, "the loop ended before the teardown returned; first: \(firstOutOfOrder ?? "")")
+    }
+}
+
+/// Lets a teardown reach the consumer's task, which is created after the stream.
+private final class TaskHandle: Sendable {
+    let task: Task<Void, Never>
+    init(_ task: Task<Void, Never>) { self.task = task }
 }
 

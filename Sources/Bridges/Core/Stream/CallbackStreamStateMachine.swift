@@ -68,7 +68,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// the teardown done), unless it goes away or is cancelled first (→ terminated).
         case finished(Failure?)
         /// Terminal: the consumer saw the end, went away or was cancelled. Yields answer
-        /// `.terminated`.
+        /// `.terminated`. While another thread runs the teardown (`.running`), a cancelled
+        /// consumer that suspends, or was suspended, stays in `consumer` until
+        /// `teardownReturned()` resumes it, so its loop still ends after the teardown.
         case terminated
     }
 
@@ -88,7 +90,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// it is returned.
         case runWhenReturned(Termination)
         /// Taken by the thread that ended the stream, which runs it and then calls
-        /// `teardownReturned()`.
+        /// `teardownReturned()`. Until then the consumer does not see the end: it waits in
+        /// `consumer`, whatever the phase.
         case running
         /// Run, or never needed (the builder never ran).
         case spent
@@ -140,7 +143,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline let capacity: Int
     /// Non-nil exactly under the waiting policies (`mode == .suspending`).
     @usableFromInline let waiting: Waiting?
-    /// The consumer suspended in `next()`; only while streaming with nothing buffered.
+    /// The consumer suspended in `next()`: while streaming with nothing buffered, or waiting for
+    /// the end until the teardown returns.
     @usableFromInline var consumer: Consumer?
     @usableFromInline var droppedCount = 0
     /// The stream's `onDrop`/`onUndelivered`, and where it was made (for diagnostics). Never
@@ -301,6 +305,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         if case .spent = teardown { true } else { false }
     }
 
+    /// Whether a thread other than the consumer's runs the teardown now. (The consumer's own
+    /// thread runs it only between its events, so the consumer never waits for itself.)
+    @inlinable
+    var teardownRunning: Bool {
+        if case .running = teardown { true } else { false }
+    }
+
     // MARK: - Next
 
     @usableFromInline
@@ -372,6 +383,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             phase = .terminated
             return .end(failure)
         case .terminated:
+            // Cancelled while another thread runs the teardown: wait for it (`teardownReturned()`
+            // resumes the consumer, which then asks `takeCancellation()`).
+            if teardownRunning { return .suspend }
             if takeCancellation() { return .cancelled }
             return .end(nil)
         case .idle:
@@ -407,14 +421,23 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     /// The teardown returned. If the consumer is waiting for the end (the producer finished and
-    /// the buffer is drained), it is resumed with it now.
+    /// the buffer is drained, or the consumer was cancelled), it is resumed with it now; a
+    /// cancelled consumer is resumed with nil and asks `takeCancellation()`.
     @inlinable
     mutating func teardownReturned() -> (Consumer, Failure?)? {
         teardown = .spent
-        guard case .finished(let failure) = phase, buffer.isEmpty, let waiting = consumer else { return nil }
-        consumer = nil
-        phase = .terminated
-        return (waiting, failure)
+        guard let waiting = consumer else { return nil }
+        switch phase {
+        case .finished(let failure) where buffer.isEmpty:
+            consumer = nil
+            phase = .terminated
+            return (waiting, failure)
+        case .terminated:
+            consumer = nil
+            return (waiting, nil)
+        case .idle, .streaming, .finished:
+            return nil
+        }
     }
 
     @usableFromInline
@@ -430,12 +453,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The consumer found nothing and is now suspended on `continuation`.
     @inlinable
     mutating func suspend(_ continuation: Consumer) -> SuspendAction {
-        switch phase {
-        case .streaming, .finished:
-            if consumer != nil { return .concurrentIteration(continuation) }
-        case .idle, .terminated:
-            break
-        }
+        // (A consumer is held only while streaming or finished, or while terminated waiting for the
+        // teardown to return.)
+        if consumer != nil { return .concurrentIteration(continuation) }
         switch next() {
         case .suspend:
             consumer = continuation
@@ -507,8 +527,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 cancellationUnreported = cancelled
             }
             phase = .terminated
-            let waiting = consumer
-            consumer = nil
+            // While another thread runs the teardown, a suspended consumer stays: the
+            // teardown's return resumes it.
+            let waiting = teardownRunning ? nil : consumer
+            if waiting != nil { consumer = nil }
             let waitingSenders = senders
             let demand = demandHandler
             if let cold = self.waiting {

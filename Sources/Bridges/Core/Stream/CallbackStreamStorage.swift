@@ -29,9 +29,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     // MARK: Consumer side
 
     /// Ends the iteration from the consumer's side (its task was cancelled or its iterator
-    /// released). The teardown runs first, so the consumer's loop ends after it. A consumer
-    /// suspended in `next()` is resumed with nil and then asks the state machine whether that
-    /// nil was its cancellation (``CallbackStreamStateMachine/takeCancellation()``).
+    /// released). The teardown runs first, so the consumer's loop ends after it; if another
+    /// thread is running it, the consumer stays suspended until that thread's
+    /// `teardownReturned()`. A consumer suspended in `next()` is resumed with nil and then asks
+    /// the state machine whether that nil was its cancellation
+    /// (``CallbackStreamStateMachine/takeCancellation()``).
     @inlinable
     func terminateConsumer(cancelled: Bool) {
         guard case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
