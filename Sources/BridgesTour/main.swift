@@ -13,8 +13,9 @@ import Glibc
 import Darwin
 #endif
 
-// swift-format-ignore
+// (swift format would space the availability macro below as a platform name)
 
+// swift-format-ignore
 if #available(BridgesClock, *) {
     await runTour(Array(CommandLine.arguments.dropFirst()))
 } else {
@@ -35,6 +36,7 @@ func runTour(_ arguments: [String]) async -> Never {
         virtualTimeChapter,
     ]
     // debounce and mapLatest are typed by AsyncSequence.Failure: macOS 15 / iOS 18 and later.
+    // (swift format would space the availability macro below as a platform name)
     // swift-format-ignore
     if #available(BridgesTypedSequence, *) {
         chapters.append(operatorsChapter)

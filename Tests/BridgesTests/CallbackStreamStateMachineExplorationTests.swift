@@ -1,6 +1,7 @@
-@testable import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 /// Every interleaving of the stream engine's events, up to a bounded depth, for every kind of
 /// buffering policy: the consumer's `next()` (its fast path, the builder, asking for demand before
@@ -46,10 +47,12 @@ struct CallbackStreamStateMachineExplorationTests {
         let first = (policy.capacity ?? 0) + 1
         for element in 1..<first { _ = machine.yield(element) }  // fill the buffer
         guard case .mustWait(_, let senderID) = machine.trySend(first) else {
-            Issue.record("the send must wait: the buffer is full"); return
+            Issue.record("the send must wait: the buffer is full")
+            return
         }
         guard case .suspended = machine.enqueueSender(first, id: senderID, ContinuationStandIn.make(1)) else {
-            Issue.record("the sender must wait"); return
+            Issue.record("the sender must wait")
+            return
         }
         #expect(machine.cancelSender(id: senderID) != nil, "the cancelled sender is resumed at once")
         _ = machine.yield(first + 1)
@@ -67,12 +70,17 @@ struct CallbackStreamStateMachineExplorationTests {
         var machine = Machine(policy: .unbounded, builder: 0)
         _ = machine.next()
         _ = machine.builderReturned(Teardown(Cancellation()))
-        guard case .suspend = machine.next() else { Issue.record("nothing buffered: the consumer suspends"); return }
+        guard case .suspend = machine.next() else {
+            Issue.record("nothing buffered: the consumer suspends")
+            return
+        }
         guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated(cancelled: true) else {
-            Issue.record("the cancel takes the teardown to run"); return
+            Issue.record("the cancel takes the teardown to run")
+            return
         }
         guard case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
-            Issue.record("the consumer was resumed before the teardown returned"); return
+            Issue.record("the consumer was resumed before the teardown returned")
+            return
         }
         let resumed = machine.teardownReturned()
         #expect(resumed.map { ContinuationStandIn.id(of: $0.0) } == 1, "the teardown's return resumes the consumer")
@@ -85,21 +93,33 @@ struct CallbackStreamStateMachineExplorationTests {
         _ = entering.next()
         _ = entering.builderReturned(Teardown(Cancellation()))
         guard case .terminate(_, nil, _, _?, _, _) = entering.consumerTerminated(cancelled: true) else {
-            Issue.record("the cancel takes the teardown to run"); return
+            Issue.record("the cancel takes the teardown to run")
+            return
         }
-        guard case .suspend = entering.next() else { Issue.record("the end waits for the teardown"); return }
+        guard case .suspend = entering.next() else {
+            Issue.record("the end waits for the teardown")
+            return
+        }
         _ = entering.teardownReturned()
-        guard case .cancelled = entering.next() else { Issue.record("then the cancellation is reported"); return }
+        guard case .cancelled = entering.next() else {
+            Issue.record("then the cancellation is reported")
+            return
+        }
         // The producer finished and runs the teardown; the consumer waits for the end, and is cancelled.
         var finished = Machine(policy: .unbounded, builder: 0)
         _ = finished.next()
         _ = finished.builderReturned(Teardown(Cancellation()))
-        guard case .finish(nil, _, _, _?, _) = finished.finish(nil) else { Issue.record("the finish takes the teardown"); return }
+        guard case .finish(nil, _, _, _?, _) = finished.finish(nil) else {
+            Issue.record("the finish takes the teardown")
+            return
+        }
         guard case .suspended = finished.suspend(ContinuationStandIn.make(2)) else {
-            Issue.record("the consumer waits for the teardown to return"); return
+            Issue.record("the consumer waits for the teardown to return")
+            return
         }
         guard case .terminate(_, nil, _, nil, _, _) = finished.consumerTerminated(cancelled: true) else {
-            Issue.record("the cancelled consumer was resumed before the teardown returned"); return
+            Issue.record("the cancelled consumer was resumed before the teardown returned")
+            return
         }
         let ended = finished.teardownReturned()
         #expect(ended.map { ContinuationStandIn.id(of: $0.0) } == 2, "the teardown's return resumes the consumer")
@@ -111,7 +131,8 @@ struct CallbackStreamStateMachineExplorationTests {
     func everyInterleaving_keepsTheInvariants(_ testCase: Case) {
         let lifetimes = LiveProbes()
         do {
-            let report = exploreStateSpace(from: StreamModel(policy: testCase.policy, lifetimes: lifetimes), depth: testCase.depth)
+            let report = exploreStateSpace(
+                from: StreamModel(policy: testCase.policy, lifetimes: lifetimes), depth: testCase.depth)
             #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
             #expect(report.distinctStates >= testCase.floor, "\(report)")
         }
@@ -162,8 +183,11 @@ extension StreamRing {
 private struct StreamModel: ExplorationModel {
     enum Event: Hashable, CustomStringConvertible {
         case next, builderReturns, teardownReturns, beforeSuspending, suspend, consumerEnds
-        case yield, send, enqueueSender(UInt64), cancelSender(UInt64)
-        case finish(failing: Bool), releaseSink, registerDemand
+        case yield, send
+        case enqueueSender(UInt64)
+        case cancelSender(UInt64)
+        case finish(failing: Bool)
+        case releaseSink, registerDemand
 
         var description: String {
             switch self {
@@ -332,7 +356,7 @@ private struct StreamModel: ExplorationModel {
             }
         case .builderReturns:
             let probe = self.probe
-            let teardown = Teardown { termination in probe.teardowns.append(name(termination)) }
+            let teardown = Teardown.onTermination { termination in probe.teardowns.append(name(termination)) }
             if let (teardown, termination) = machine.builderReturned(teardown) {
                 runTeardown(teardown, termination, then: .consumerLoops, &broken)
                 consumer = .inTeardown
@@ -381,7 +405,8 @@ private struct StreamModel: ExplorationModel {
             switch machine.consumerTerminated(cancelled: true) {
             case .none:
                 break
-            case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
+            case .terminate(
+                let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
                 if firstEnd == nil { firstEnd = "cancelled" }
                 if builder != nil { builderReleasedUnrun = true }
                 if builder != nil && builderRan { broken.append("the builder was handed back after it ran") }
@@ -391,7 +416,8 @@ private struct StreamModel: ExplorationModel {
                 discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
                 let ids = waitingSenders.compactMap { $0.continuation.map(ContinuationStandIn.id(of:)) }
                 let after = AfterTeardown.resume(
-                    consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: nil, senders: ids, senderResult: ".terminated"
+                    consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: nil, senders: ids,
+                    senderResult: ".terminated"
                 )
                 if let (teardown, termination) = teardown {
                     runTeardown(teardown, termination, then: after, &broken)
@@ -500,7 +526,10 @@ private struct StreamModel: ExplorationModel {
         }
     }
 
-    enum Wakeup { case element(Int), end(Boom?) }
+    enum Wakeup {
+        case element(Int)
+        case end(Boom?)
+    }
 
     mutating func resumeConsumer(_ id: Int, with wakeup: Wakeup, _ broken: inout [String]) {
         noteResumed(id, &broken)
@@ -517,7 +546,7 @@ private struct StreamModel: ExplorationModel {
         }
     }
 
-    mutating func deliver(_ delivery: Machine.Delivery, to id: Int, _ broken: inout [String]) {
+    mutating func deliver(_ delivery: Machine.Wakeup, to id: Int, _ broken: inout [String]) {
         switch delivery.result {
         case .success(let element?):
             delivery.demand?.report()
@@ -581,7 +610,8 @@ private struct StreamModel: ExplorationModel {
             return ".dropped"
         case .terminated(let handed, let report):
             if report != producerFinished || (sinkReleased && report) {
-                broken.append("a yield after the end reported misuse: \(report), the producer had finished: \(producerFinished)")
+                broken.append(
+                    "a yield after the end reported misuse: \(report), the producer had finished: \(producerFinished)")
             }
             markUndelivered(handed, &broken)
             return ".terminated"
@@ -595,10 +625,13 @@ private struct StreamModel: ExplorationModel {
         undelivered.insert(element)
     }
 
-    mutating func finishActs(_ action: Machine.FinishAction, hadFinished: Bool, failing: Bool, _ broken: inout [String]) {
+    mutating func finishActs(_ action: Machine.FinishAction, hadFinished: Bool, failing: Bool, _ broken: inout [String])
+    {
         switch action {
         case .none:
-            if failing && firstEnd == "cancelled" && !hadFinished { broken.append("a failure after the end was swallowed") }
+            if failing && firstEnd == "cancelled" && !hadFinished {
+                broken.append("a failure after the end was swallowed")
+            }
         case .reportFinishAfterFinish:
             if !hadFinished { broken.append("a first finish was reported as a second") }
         case .reportFailureAfterEnd:
@@ -619,7 +652,10 @@ private struct StreamModel: ExplorationModel {
         }
     }
 
-    mutating func runTeardown(_ teardown: Teardown, _ termination: CallbackStream<Int, Boom>.Termination, then after: AfterTeardown, _ broken: inout [String]) {
+    mutating func runTeardown(
+        _ teardown: Teardown, _ termination: CallbackStream<Int, Boom>.Termination, then after: AfterTeardown,
+        _ broken: inout [String]
+    ) {
         if teardownInFlight != nil { broken.append("a teardown was taken while another ran") }
         teardown.run(termination)
         if probe.teardowns.count > 1 { broken.append("the teardown ran \(probe.teardowns.count) times") }
@@ -657,10 +693,16 @@ private struct StreamModel: ExplorationModel {
             }
         }
         if seen != Set(produced == 0 ? [] : Array(1...produced)) {
-            broken.append("accounting: produced \(produced), delivered \(delivered.count) + dropped \(dropped.count) + undelivered \(undelivered.count) + held \(live.count)")
+            broken.append(
+                "accounting: produced \(produced), delivered \(delivered.count) + dropped \(dropped.count) + undelivered \(undelivered.count) + held \(live.count)"
+            )
         }
-        if machine.droppedCount != dropped.count { broken.append("droppedCount \(machine.droppedCount), dropped \(dropped.count)") }
-        if policy.isLossy, machine.buffer.count > capacity { broken.append("a lossy buffer holds \(machine.buffer.count) > \(capacity)") }
+        if machine.droppedCount != dropped.count {
+            broken.append("droppedCount \(machine.droppedCount), dropped \(dropped.count)")
+        }
+        if policy.isLossy, machine.buffer.count > capacity {
+            broken.append("a lossy buffer holds \(machine.buffer.count) > \(capacity)")
+        }
         // A consumer suspended must be the one the machine holds, or one a returning teardown resumes.
         if case .suspended(let id) = consumer {
             let held = machine.consumer.map(ContinuationStandIn.id(of:)) == id
@@ -677,11 +719,14 @@ private struct StreamModel: ExplorationModel {
         // A pull source (waiting policy with a demand handler) must have been asked for an element
         // while the consumer waits for one, or both wait forever.
         if waiting, case .suspended = consumer, machine.demandHandler != nil, case .streaming = machine.phase,
-           outstanding == 0, machine.senders.isEmpty {
+            outstanding == 0, machine.senders.isEmpty
+        {
             broken.append("the consumer waits and its pull source was granted no demand")
         }
         if waiting, machine.demandHandler != nil {
-            if machine.granted != outstanding { broken.append("granted \(machine.granted), the producer was told \(outstanding)") }
+            if machine.granted != outstanding {
+                broken.append("granted \(machine.granted), the producer was told \(outstanding)")
+            }
             let room = capacity - machine.buffer.count - machine.senders.count
             let bound = capacity == 0 ? 1 : max(room, 0)
             if outstanding > bound { broken.append("demand \(outstanding) granted beyond the room \(room)") }
@@ -700,7 +745,9 @@ private struct StreamModel: ExplorationModel {
                 steps += 1
                 let events = model.enabledEvents
                 let initiator: Event = producerEnds ? .finish(failing: false) : .consumerEnds
-                let progress: [Event] = [.builderReturns, .teardownReturns] + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
+                let progress: [Event] =
+                    [.builderReturns, .teardownReturns]
+                    + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
                     + [.next, .beforeSuspending, .suspend]
                 let event: Event?
                 if !initiated, !model.producerFinished || !producerEnds, events.contains(initiator) {
@@ -712,7 +759,9 @@ private struct StreamModel: ExplorationModel {
                 guard let event else { break }
                 let failures = model.apply(event)
                 if !failures.isEmpty {
-                    broken += failures.map { "\($0) (ending: \(producerEnds ? "producer finishes" : "consumer leaves"), at \(event))" }
+                    broken += failures.map {
+                        "\($0) (ending: \(producerEnds ? "producer finishes" : "consumer leaves"), at \(event))"
+                    }
                     return broken
                 }
             }
@@ -727,17 +776,25 @@ private struct StreamModel: ExplorationModel {
         if teardownInFlight != nil { broken.append("\(ending): a teardown never returned") }
         let unresumed = handedIn.filter { resumed[$0] != 1 }
         if !unresumed.isEmpty { broken.append("\(ending): continuations \(unresumed.sorted()) never resumed") }
-        if builderRan && probe.teardowns.count != 1 { broken.append("\(ending): the teardown ran \(probe.teardowns.count) times") }
-        if !builderRan && (!probe.teardowns.isEmpty || !builderReleasedUnrun) { broken.append("\(ending): an unrun builder was not released") }
+        if builderRan && probe.teardowns.count != 1 {
+            broken.append("\(ending): the teardown ran \(probe.teardowns.count) times")
+        }
+        if !builderRan && (!probe.teardowns.isEmpty || !builderReleasedUnrun) {
+            broken.append("\(ending): an unrun builder was not released")
+        }
         if !live.isEmpty { broken.append("\(ending): elements \(live) still held") }
-        if case .spent = machine.teardown {} else { broken.append("\(ending): the machine still holds its teardown (\(machine.teardown))") }
+        if case .spent = machine.teardown {
+        } else {
+            broken.append("\(ending): the machine still holds its teardown (\(machine.teardown))")
+        }
         if machine.demandHandler != nil { broken.append("\(ending): the demand handler is still held") }
         if handlerStored { broken.append("\(ending): no action handed the demand handler back") }
         if consumerEnds == 0 && discardedByTheConsumer > 0 {
             broken.append("\(ending): \(discardedByTheConsumer) elements discarded though the consumer never left")
         }
         if consumerEnds == 0, case .some(let end) = endSeen, (end != nil) != (firstEnd == "failed") {
-            broken.append("\(ending): the consumer saw \(String(describing: end)), the stream ended as \(firstEnd ?? "-")")
+            broken.append(
+                "\(ending): the consumer saw \(String(describing: end)), the stream ended as \(firstEnd ?? "-")")
         }
         return broken
     }
@@ -752,14 +809,19 @@ private struct StreamModel: ExplorationModel {
         parts.append(teardownCase)
         parts.append(machine.consumer == nil ? "-" : "c")
         parts.append(machine.buffer.snapshot.map { "\(rank[$0]!)" }.joined(separator: ","))
-        parts.append(machine.senders.map { "\(rank[$0.element]!)\($0.continuation == nil ? "x" : "")" }.joined(separator: ","))
+        parts.append(
+            machine.senders.map { "\(rank[$0.element]!)\($0.continuation == nil ? "x" : "")" }.joined(separator: ","))
         if waiting {
             parts.append("g\(machine.granted)h\(machine.demandHandler != nil)o\(outstanding)n\(handlers)")
         }
         parts.append("pf\(machine.producerFinished)\(machine.reportedYieldAfterFinish)")
         if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
-        parts.append("e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)")
-        parts.append("\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)")
+        parts.append(
+            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)"
+        )
+        parts.append(
+            "\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)"
+        )
         parts.append(senders.map { "\($0.pc)\($0.cancels)" }.joined(separator: ","))
         return parts.joined(separator: "|")
     }

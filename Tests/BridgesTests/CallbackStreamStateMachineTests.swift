@@ -1,5 +1,6 @@
-@testable import Bridges
 import Testing
+
+@testable import Bridges
 
 /// The pure state machine, event by event (no locks, no tasks except where a continuation is needed).
 @Suite("CallbackStream: state machine", .timeLimit(.minutes(3)))
@@ -19,14 +20,23 @@ struct CallbackStreamStateMachineTests {
 
     @Test func next_whenIdle_runsBuilderOnce() {
         var machine = Machine(policy: .unbounded, builder: "build")
-        guard case .runBuilder = machine.next() else { Issue.record(Comment(rawValue: "expected runBuilder")); return }
-        guard case .suspend = machine.next() else { Issue.record(Comment(rawValue: "expected suspend")); return }
+        guard case .runBuilder = machine.next() else {
+            Issue.record(Comment(rawValue: "expected runBuilder"))
+            return
+        }
+        guard case .suspend = machine.next() else {
+            Issue.record(Comment(rawValue: "expected suspend"))
+            return
+        }
     }
 
     @Test func next_whenBuffered_returnsElementWithoutSuspending() {
         var machine = started()
         _ = machine.yield(1)
-        guard case .element(1, nil, nil) = machine.next() else { Issue.record(Comment(rawValue: "expected element 1")); return }
+        guard case .element(1, nil, nil) = machine.next() else {
+            Issue.record(Comment(rawValue: "expected element 1"))
+            return
+        }
     }
 
     @Test func next_whenFinishedWithBuffer_drainsThenThrows() {
@@ -35,9 +45,18 @@ struct CallbackStreamStateMachineTests {
         _ = machine.finish(TestError(code: 3))  // while the builder runs: its teardown runs when returned
         _ = machine.builderReturned(.init(Cancellation()))
         _ = machine.teardownReturned()
-        guard case .element(1, _, _) = machine.next() else { Issue.record(Comment(rawValue: "expected 1")); return }
-        guard case .end(TestError(code: 3)?) = machine.next() else { Issue.record(Comment(rawValue: "expected the failure")); return }
-        guard case .end(nil) = machine.next() else { Issue.record(Comment(rawValue: "then nil forever")); return }
+        guard case .element(1, _, _) = machine.next() else {
+            Issue.record(Comment(rawValue: "expected 1"))
+            return
+        }
+        guard case .end(TestError(code: 3)?) = machine.next() else {
+            Issue.record(Comment(rawValue: "expected the failure"))
+            return
+        }
+        guard case .end(nil) = machine.next() else {
+            Issue.record(Comment(rawValue: "then nil forever"))
+            return
+        }
     }
 
     // MARK: - Fast paths (inlined into the consumer's and the producer's loops)
@@ -47,7 +66,10 @@ struct CallbackStreamStateMachineTests {
     @Test func takeBuffered_answersOnlyWhatNextWouldAnswerAlone() {
         var idle = Machine(policy: .unbounded, builder: "build")
         #expect(idle.takeBuffered() == nil)
-        guard case .runBuilder = idle.next() else { Issue.record("the builder must still run"); return }
+        guard case .runBuilder = idle.next() else {
+            Issue.record("the builder must still run")
+            return
+        }
 
         var unbounded = started()
         _ = unbounded.yield(1)
@@ -61,8 +83,10 @@ struct CallbackStreamStateMachineTests {
         _ = withSender.yield(1)
         withSender.senders.append(.init(id: 1, element: 2, continuation: nil))
         #expect(withSender.takeBuffered() == nil)
-        guard case .element(1, nil, nil) = withSender.next(), withSender.senders.isEmpty, withSender.buffer.count == 1 else {
-            Issue.record("next() takes 1 and moves the sender's 2 into the buffer"); return
+        guard case .element(1, nil, nil) = withSender.next(), withSender.senders.isEmpty, withSender.buffer.count == 1
+        else {
+            Issue.record("next() takes 1 and moves the sender's 2 into the buffer")
+            return
         }
 
         // Demand to report after a take (.suspending(n), n > 0): only next() reports it.
@@ -72,7 +96,8 @@ struct CallbackStreamStateMachineTests {
         _ = suspending.yield(2)
         #expect(suspending.takeBuffered() == nil)
         guard case .element(1, nil, let demand?) = suspending.next(), demand.count == 1 else {
-            Issue.record("next() takes 1 and reports one unit of demand"); return
+            Issue.record("next() takes 1 and reports one unit of demand")
+            return
         }
 
         // Finished with elements left: drained by the fast path, the end only by next().
@@ -108,10 +133,14 @@ struct CallbackStreamStateMachineTests {
         // A consumer waiting: the element is handed over, not buffered.
         let delivered: Int? = try await withUnsafeContinuation { continuation in
             var machine = started()
-            guard case .suspended = machine.suspend(continuation) else { Issue.record("expected suspension"); return }
+            guard case .suspended = machine.suspend(continuation) else {
+                Issue.record("expected suspension")
+                return
+            }
             #expect(!machine.yieldOnlyBuffers)
             guard case .resumeConsumer(let consumer, 5, nil, .enqueued) = machine.yield(5) else {
-                Issue.record("expected a handover"); return
+                Issue.record("expected a handover")
+                return
             }
             consumer.resume(returning: .init(.success(5)))
         }.result.get()
@@ -122,11 +151,17 @@ struct CallbackStreamStateMachineTests {
 
     @Test func finish_whileBuilding_runsTeardownWhenReturned() {
         var machine = started()
-        guard case .finish(nil, nil, let senders, nil, nil) = machine.finish(nil), senders.isEmpty else { Issue.record(Comment(rawValue: "no teardown yet")); return }
+        guard case .finish(nil, nil, let senders, nil, nil) = machine.finish(nil), senders.isEmpty else {
+            Issue.record(Comment(rawValue: "no teardown yet"))
+            return
+        }
         let teardown = Cancellation()
         guard let (returned, termination) = machine.builderReturned(.init(teardown)),
-              case .cancellation(let cancellation) = returned.kind, case .finished = termination
-        else { Issue.record("run it now, as finished"); return }
+            case .cancellation(let cancellation) = returned.kind, case .finished = termination
+        else {
+            Issue.record("run it now, as finished")
+            return
+        }
         #expect(cancellation === teardown)
         #expect(machine.teardownReturned() == nil)
     }
@@ -136,24 +171,37 @@ struct CallbackStreamStateMachineTests {
         #expect(machine.builderReturned(.init(Cancellation())) == nil)
         _ = machine.yield(1)
         guard case .finish(nil, nil, _, let teardown?, nil) = machine.finish(nil), case .finished = teardown.1 else {
-            Issue.record("the finisher takes the teardown"); return
+            Issue.record("the finisher takes the teardown")
+            return
         }
-        guard case .element(1, nil, nil) = machine.next() else { Issue.record("buffered element first"); return }
-        guard case .suspend = machine.next() else { Issue.record("the end waits for the teardown to return"); return }
+        guard case .element(1, nil, nil) = machine.next() else {
+            Issue.record("buffered element first")
+            return
+        }
+        guard case .suspend = machine.next() else {
+            Issue.record("the end waits for the teardown to return")
+            return
+        }
         #expect(machine.teardownReturned() == nil, "nobody waiting yet")
-        guard case .end(nil) = machine.next() else { Issue.record("then the end"); return }
+        guard case .end(nil) = machine.next() else {
+            Issue.record("then the end")
+            return
+        }
     }
 
     @Test func cancelSender_keepsItsPlaceInLine() {
         var machine = started(.rendezvous)
-        guard case .mustWait(1, let first) = machine.trySend(1), case .mustWait(2, let second) = machine.trySend(2) else {
-            Issue.record("both senders must wait"); return
+        guard case .mustWait(1, let first) = machine.trySend(1), case .mustWait(2, let second) = machine.trySend(2)
+        else {
+            Issue.record("both senders must wait")
+            return
         }
         machine.senders.append(.init(id: first, element: 1, continuation: nil))
         machine.senders.append(.init(id: second, element: 2, continuation: nil))
         _ = machine.cancelSender(id: second)
         guard case .element(1, nil, nil) = machine.next(), case .element(2, nil, nil) = machine.next() else {
-            Issue.record("the earlier send is delivered first, whatever the cancellation order"); return
+            Issue.record("the earlier send is delivered first, whatever the cancellation order")
+            return
         }
     }
 
@@ -161,14 +209,23 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         let teardown = Cancellation()
         #expect(machine.builderReturned(.init(teardown)) == nil)
-        guard case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(cancelled: false), senders.isEmpty,
-              case .cancellation(let cancellation) = taken.0.kind, case .cancelled = taken.1
+        guard
+            case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(cancelled: false),
+            senders.isEmpty,
+            case .cancellation(let cancellation) = taken.0.kind, case .cancelled = taken.1
         else {
-            Issue.record(Comment(rawValue: "expected the teardown, as cancelled")); return
+            Issue.record(Comment(rawValue: "expected the teardown, as cancelled"))
+            return
         }
         #expect(cancellation === teardown)
-        guard case .none = machine.consumerTerminated(cancelled: false) else { Issue.record(Comment(rawValue: "second termination does nothing")); return }
-        guard case .none = machine.finish(nil) else { Issue.record(Comment(rawValue: "finish after the consumer left is not misuse")); return }
+        guard case .none = machine.consumerTerminated(cancelled: false) else {
+            Issue.record(Comment(rawValue: "second termination does nothing"))
+            return
+        }
+        guard case .none = machine.finish(nil) else {
+            Issue.record(Comment(rawValue: "finish after the consumer left is not misuse"))
+            return
+        }
     }
 
     // MARK: - Cancellation
@@ -179,24 +236,39 @@ struct CallbackStreamStateMachineTests {
         _ = machine.builderReturned(.init(Cancellation()))
         _ = machine.yield(1)
         _ = machine.consumerTerminated(cancelled: true)  // takes the teardown to run
-        guard case .suspend = machine.next() else { Issue.record("the end waits for the teardown"); return }
+        guard case .suspend = machine.next() else {
+            Issue.record("the end waits for the teardown")
+            return
+        }
         _ = machine.teardownReturned()
-        guard case .cancelled = machine.next() else { Issue.record("expected .cancelled"); return }
-        guard case .end(nil) = machine.next() else { Issue.record("expected the end after it"); return }
+        guard case .cancelled = machine.next() else {
+            Issue.record("expected .cancelled")
+            return
+        }
+        guard case .end(nil) = machine.next() else {
+            Issue.record("expected the end after it")
+            return
+        }
     }
 
     /// Cancelled before the builder ran: the same.
     @Test func next_whenCancelledWhileIdle_isCancelled() {
         var machine = Machine(policy: .unbounded, builder: "build")
         _ = machine.consumerTerminated(cancelled: true)
-        guard case .cancelled = machine.next() else { Issue.record("expected .cancelled"); return }
+        guard case .cancelled = machine.next() else {
+            Issue.record("expected .cancelled")
+            return
+        }
     }
 
     /// A released iterator is not a cancellation.
     @Test func next_whenTheIteratorWasReleased_isTheEnd() {
         var machine = started()
         _ = machine.consumerTerminated(cancelled: false)
-        guard case .end(nil) = machine.next() else { Issue.record("expected the end"); return }
+        guard case .end(nil) = machine.next() else {
+            Issue.record("expected the end")
+            return
+        }
     }
 
     /// Finished with elements still buffered: the cancellation cuts them off, so it is reported;
@@ -208,20 +280,29 @@ struct CallbackStreamStateMachineTests {
         _ = cutOff.finish(nil)
         _ = cutOff.consumerTerminated(cancelled: true)
         _ = cutOff.teardownReturned()
-        guard case .cancelled = cutOff.next() else { Issue.record("expected .cancelled: 1 was discarded"); return }
+        guard case .cancelled = cutOff.next() else {
+            Issue.record("expected .cancelled: 1 was discarded")
+            return
+        }
 
         var drained = started()
         _ = drained.builderReturned(.init(Cancellation()))
         _ = drained.finish(nil)
         _ = drained.consumerTerminated(cancelled: true)
         _ = drained.teardownReturned()
-        guard case .end(nil) = drained.next() else { Issue.record("expected the end: nothing was cut off"); return }
+        guard case .end(nil) = drained.next() else {
+            Issue.record("expected the end: nothing was cut off")
+            return
+        }
     }
 
     @Test func consumerTerminated_whenIdle_releasesBuilderWithoutTeardown() {
         var machine = Machine(policy: .unbounded, builder: "build")
-        guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(cancelled: false), senders.isEmpty else {
-            Issue.record(Comment(rawValue: "expected the builder back, no teardown")); return
+        guard case .terminate("build", nil, let senders, nil, nil, nil) = machine.consumerTerminated(cancelled: false),
+            senders.isEmpty
+        else {
+            Issue.record(Comment(rawValue: "expected the builder back, no teardown"))
+            return
         }
     }
 
@@ -232,16 +313,26 @@ struct CallbackStreamStateMachineTests {
     @Test func yield_whenFinishedByProducer_reportsEveryOccurrence() {
         var machine = started()
         _ = machine.finish(nil)
-        guard case .terminated(1, true) = machine.yield(1) else { Issue.record(Comment(rawValue: "report the first")); return }
-        guard case .terminated(2, true) = machine.yield(2) else { Issue.record(Comment(rawValue: "and count the second")); return }
+        guard case .terminated(1, true) = machine.yield(1) else {
+            Issue.record(Comment(rawValue: "report the first"))
+            return
+        }
+        guard case .terminated(2, true) = machine.yield(2) else {
+            Issue.record(Comment(rawValue: "and count the second"))
+            return
+        }
     }
 
     @Test func yield_whenConsumerSuspended_resumesConsumer() async throws {
         let delivered: Int? = try await withUnsafeContinuation { continuation in
             var machine = started(.rendezvous)
-            guard case .suspended = machine.suspend(continuation) else { Issue.record(Comment(rawValue: "expected suspension")); return }
+            guard case .suspended = machine.suspend(continuation) else {
+                Issue.record(Comment(rawValue: "expected suspension"))
+                return
+            }
             guard case .resumeConsumer(let consumer, 7, nil, .stopProducing) = machine.yield(7) else {
-                Issue.record(Comment(rawValue: "expected a handover that tells the producer to stop")); return
+                Issue.record(Comment(rawValue: "expected a handover that tells the producer to stop"))
+                return
             }
             consumer.resume(returning: .init(.success(7)))
         }.result.get()

@@ -10,7 +10,9 @@ struct CallbackStreamStressTests {
     static let perProducer = 100_000
 
     /// Runs `producers` threads that each yield `0..<perProducer` tagged with their index.
-    static func fourProducers(_ policy: BufferingPolicy, probe: StreamProbe, yields: Counter? = nil) -> CallbackStream<Int, Never> {
+    static func fourProducers(
+        _ policy: BufferingPolicy, probe: StreamProbe, yields: Counter? = nil
+    ) -> CallbackStream<Int, Never> {
         CallbackStream<Int, Never>.probed(probe, buffering: policy) { sink in
             let producer = sink
             DispatchQueue.global().async {
@@ -208,4 +210,3 @@ private final class TaskHandle: Sendable {
     let task: Task<Void, Never>
     init(_ task: Task<Void, Never>) { self.task = task }
 }
-

@@ -128,7 +128,9 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
-            guard await _callOwnerHandler(handler.isolation, element, to: reference, control: control, handler: isolated) else {
+            guard
+                await _callOwnerHandler(handler.isolation, element, to: reference, control: control, handler: isolated)
+            else {
                 break
             }
         }
@@ -149,7 +151,7 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
 /// call being started (a sync `cancel()` cannot wait for an async handler without risking a
 /// deadlock); that call sees its task cancelled, and no further call starts.
 @inlinable
-func _deliver<Element: Sendable, Owner: AnyObject & Sendable>(
+func _callOwnerHandler<Element: Sendable, Owner: AnyObject & Sendable>(
     _ isolation: isolated (any Actor)?,
     _ element: Element,
     to reference: WeakReference<Owner>,

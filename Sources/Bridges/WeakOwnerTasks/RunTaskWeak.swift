@@ -94,7 +94,7 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     } catch {
         result = .failure(error)
     }
-    // Checked in `apply`'s own isolation, right before the call (see `_deliver`): a cancel()
+    // Checked in `apply`'s own isolation, right before the call (see `_callOwnerHandler`): a cancel()
     // made there wins; one from another thread may cross the call being started, which then
     // sees its task cancelled.
     // Unchecked as in `_weakOwnerLoop`: `apply` is called once, in its own isolation.

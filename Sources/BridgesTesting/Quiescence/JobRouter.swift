@@ -226,6 +226,7 @@ final class JobRouter: Sendable {
 
     private static func run(_ job: UnownedJob) {
         // Task executors came with the same OS versions as typed sequences.
+        // (swift format would space the availability macro below as a platform name)
         // swift-format-ignore
         if #available(BridgesTypedSequence, *) {
             job.runSynchronously(on: globalConcurrentExecutor.asUnownedTaskExecutor())

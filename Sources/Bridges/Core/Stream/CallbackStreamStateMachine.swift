@@ -11,7 +11,7 @@
 @usableFromInline
 struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias YieldResult = CallbackStream<Element, Failure>.YieldResult
-    @usableFromInline typealias Consumer = UnsafeContinuation<Delivery, Never>
+    @usableFromInline typealias Consumer = UnsafeContinuation<Wakeup, Never>
     /// The result moves from the thread that resumes a sender to the task it resumes, once.
     @usableFromInline typealias SenderContinuation = UnsafeContinuation<Handoff<YieldResult>, Never>
     @usableFromInline typealias DemandHandler = @Sendable (Int) -> Void
@@ -40,7 +40,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// the element or the end, and (under `.suspending(n)`) the demand the consumer reports once it
     /// has taken the element.
     @usableFromInline
-    struct Delivery {
+    struct Wakeup {
         @usableFromInline let result: Result<Element?, Failure>
         @usableFromInline let demand: Demand?
 
@@ -228,9 +228,12 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func enqueue(_ element: __owned Element) {
         switch mode {
         case .dropNewest, .dropOldest:
-            buffer.append(element, initialCapacity: Swift.min(capacity, Self.initialBufferCapacity), maximumCapacity: capacity)
+            buffer.append(
+                element, initialCapacity: Swift.min(capacity, Self.initialBufferCapacity), maximumCapacity: capacity)
         case .suspending:
-            buffer.append(element, initialCapacity: Swift.min(Swift.max(capacity, 1), Self.initialBufferCapacity), maximumCapacity: .max)
+            buffer.append(
+                element, initialCapacity: Swift.min(Swift.max(capacity, 1), Self.initialBufferCapacity),
+                maximumCapacity: .max)
         case .unbounded:
             buffer.append(element, initialCapacity: Self.initialBufferCapacity, maximumCapacity: .max)
         }
@@ -370,7 +373,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if hasSenders {
                 // Rendezvous: take the element straight from the waiting sender.
                 let first = senders.removeFirst()
-                return .element(first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandAfterTake() : nil)
+                return .element(
+                    first.element, sender: first.continuation, demand: signalsDemandOnTake ? demandAfterTake() : nil)
             }
             return .suspend
         case .finished(let failure):
@@ -445,7 +449,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// Suspended; report `demand` (rendezvous: the consumer is asking for one element).
         case suspended(demand: Demand?)
         /// Something arrived meanwhile: resume at once with it, and resume `sender` with `.enqueued`.
-        case resume(Consumer, Delivery, sender: SenderContinuation?)
+        case resume(Consumer, Wakeup, sender: SenderContinuation?)
         /// Another task is already suspended on this iterator: resume this one with nil and report.
         case concurrentIteration(Consumer)
     }
@@ -460,17 +464,17 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .suspend:
             consumer = continuation
             guard mode == .suspending, capacity == 0, case .streaming = phase, granted == 0,
-                  let handler = demandHandler
+                let handler = demandHandler
             else { return .suspended(demand: nil) }
             granted = 1
             return .suspended(demand: Demand(handler, 1))
         case .element(let element, let sender, let demand):
-            return .resume(continuation, Delivery(.success(element), demand: demand), sender: sender)
+            return .resume(continuation, Wakeup(.success(element), demand: demand), sender: sender)
         case .end(let failure):
-            return .resume(continuation, Delivery(failure.map { .failure($0) } ?? .success(nil)), sender: nil)
+            return .resume(continuation, Wakeup(failure.map { .failure($0) } ?? .success(nil)), sender: nil)
         case .cancelled:
             cancellationUnreported = true  // the consumer asks `takeCancellation()` once resumed with nil
-            return .resume(continuation, Delivery(.success(nil)), sender: nil)
+            return .resume(continuation, Wakeup(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
         case .askProducer:
@@ -486,7 +490,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func demandBeforeSuspending() -> Demand? {
         guard mode == .suspending, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
-              buffer.isEmpty, senders.isEmpty, let handler = demandHandler
+            buffer.isEmpty, senders.isEmpty, let handler = demandHandler
         else { return nil }
         granted = 1
         return Demand(handler, 1)
@@ -517,7 +521,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .idle:
             phase = .terminated
             cancellationUnreported = cancelled
-            return .terminate(builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil, demand: nil)
+            return .terminate(
+                builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil,
+                demand: nil)
         case .streaming, .finished:
             // A producer that finished with nothing left to deliver ended the stream first: the
             // consumer's cancellation cuts nothing short, and its loop ends as the stream did.
@@ -612,7 +618,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 useDemand()
                 // Behind the waiting sends (a cancelled one keeps its place), so that one producer's
                 // elements keep their order; id 0 is no send's (theirs start at 1).
-                if hasSenders { senders.append(Sender(id: 0, element: element, continuation: nil)) } else { enqueue(element) }
+                if hasSenders {
+                    senders.append(Sender(id: 0, element: element, continuation: nil))
+                } else {
+                    enqueue(element)
+                }
                 return .answer(buffer.count + senders.count >= capacity ? .stopProducing : .enqueued)
             }
         case .finished, .terminated:
@@ -642,7 +652,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func trySend(_ element: Element) -> SendAttempt {
         guard mode == .suspending, case .streaming = phase, consumer == nil,
-              buffer.count + senders.count >= capacity
+            buffer.count + senders.count >= capacity
         else { return .done(sendWithoutWaiting(element)) }
         nextSenderID &+= 1
         return .mustWait(element, id: nextSenderID)
@@ -671,7 +681,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     @inlinable
-    mutating func enqueueSender(_ element: Element, id: UInt64, _ continuation: SenderContinuation) -> EnqueueSenderAction {
+    mutating func enqueueSender(
+        _ element: Element, id: UInt64, _ continuation: SenderContinuation
+    ) -> EnqueueSenderAction {
         guard case .streaming = phase, consumer == nil, buffer.count + senders.count >= capacity else {
             return .resumeNow(continuation, sendWithoutWaiting(element))
         }
@@ -705,7 +717,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// waiting consumer with the end (so its loop ends after the teardown), and resume
         /// `senders` with `.enqueued` (their elements were moved into the buffer and will be
         /// delivered).
-        case finish(consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: (Teardown, Termination)?, demand: DemandHandler?)
+        case finish(
+            consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: (Teardown, Termination)?,
+            demand: DemandHandler?)
     }
 
     @inlinable
@@ -791,4 +805,4 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 // A delivery is created by the thread that resumes the consumer and read only by the consumer it
 // resumes: the element moves from one producer to one consumer and is never shared, exactly as
 // `AsyncStream` hands over its (possibly non-Sendable) elements.
-extension CallbackStreamStateMachine.Delivery: @unchecked Sendable {}
+extension CallbackStreamStateMachine.Wakeup: @unchecked Sendable {}

@@ -4,8 +4,10 @@
 /// resumed, the teardown run and `onDrop`/demand handlers called after the lock is released.
 @usableFromInline
 struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
-    @usableFromInline typealias Machine = CallbackStreamStateMachine<Element, Failure, CallbackStream<Element, Failure>.AnyBuilder>
-    @usableFromInline typealias Delivery = Machine.Delivery
+    @usableFromInline typealias Machine = CallbackStreamStateMachine<
+        Element, Failure, CallbackStream<Element, Failure>.AnyBuilder
+    >
+    @usableFromInline typealias Wakeup = Machine.Wakeup
     @usableFromInline typealias Undelivered = CallbackStream<Element, Failure>.UndeliveredHandler
 
     @usableFromInline let state: LockedState<Machine>
@@ -36,11 +38,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// (``CallbackStreamStateMachine/takeCancellation()``).
     @inlinable
     func terminateConsumer(cancelled: Bool) {
-        guard case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
-            state.withLock({ $0.consumerTerminated(cancelled: cancelled) })
+        guard
+            case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
+                state.withLock({ $0.consumerTerminated(cancelled: cancelled) })
         else { return }
         runTeardown(teardown)
-        consumer?.resume(returning: Delivery(.success(nil)))
+        consumer?.resume(returning: Wakeup(.success(nil)))
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
         if let undelivered = self.undelivered {
             while let element = discarded?.popFirst() { undelivered(element, .cancelled) }
@@ -56,7 +59,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         guard let (teardown, termination) = work else { return }
         teardown.run(termination)
         if let (consumer, failure) = state.withLock({ $0.teardownReturned() }) {
-            consumer.resume(returning: Delivery(failure.map { .failure($0) } ?? .success(nil)))
+            consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
         }
     }
 
@@ -67,7 +70,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     }
 
     @inlinable
-    func suspend(isolation actor: isolated (any Actor)?) async -> Delivery {
+    func suspend(isolation actor: isolated (any Actor)?) async -> Wakeup {
         await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Machine.Consumer) in
                 switch state.withLock({ $0.suspend(continuation) }) {
@@ -82,7 +85,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                         "next() was called on a CallbackStream iterator while another task was suspended in next(); an iterator must be used by one task at a time. The second call returns nil.",
                         bridge: state.storage
                     )
-                    continuation.resume(returning: Delivery(.success(nil)))
+                    continuation.resume(returning: Wakeup(.success(nil)))
                 }
             }
         } onCancel: {
@@ -93,14 +96,14 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     // MARK: Producer side
 
     /// Acts on a yield's (or a send's) decision, outside the lock. Reads the handler and the call
-    /// site only on the paths that use them (a computed read copies them: a dropped element would pay a retain and a release of
-    /// the call site's string and handler, ≈ 25 instructions, for a report it does not make).
+    /// site only on the paths that use them (a computed read copies them: a dropped element would
+    /// pay a retain and a release of the call site's string and handler for a report it does not make).
     /// `fileID`/`line` are the yield's own call site, reported with a yield after finish.
     @inlinable
     func act(_ action: Machine.YieldAction, fileID: String, line: UInt) -> Machine.YieldResult {
         switch action {
         case .resumeConsumer(let consumer, let element, let demand, let result):
-            consumer.resume(returning: Delivery(.success(element), demand: demand))
+            consumer.resume(returning: Wakeup(.success(element), demand: demand))
             return result
         case .answer(let result):
             return result
@@ -209,7 +212,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         case .finish(let consumer, let failure, let senders, let teardown, let demand):
             // The teardown first: a consumer whose loop ends here must find it done.
             runTeardown(teardown)
-            consumer?.resume(returning: Delivery(failure.map { .failure($0) } ?? .success(nil)))
+            consumer?.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
             for sender in senders { sender.resume(returning: Handoff(.enqueued)) }
             withExtendedLifetime(demand) {}  // released here, outside the lock
         }
