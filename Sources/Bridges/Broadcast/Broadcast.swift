@@ -109,14 +109,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             }
             await waitForRoom()
             if Task.isCancelled {
-                var outbox = Outbox<Element, Failure>()
-                let action = state.withLock { machine in
-                    let action = machine.send(element)
-                    Self.fanOut(&machine, element, action, into: &outbox)
-                    return action
-                }
-                outbox.perform()
-                _ = act(action)
+                send(element)  // nothing is lost
                 return .stopProducing
             }
         }
