@@ -89,15 +89,20 @@ struct BroadcastTests {
         events.finish()
     }
 
-    @Test func sendAfterFinish_isReportedOnce() async {
-        let (_, diagnostics) = await capturingDiagnostics {
+    @Test func sendAfterFinish_isReportedOnce_atTheSend() async {
+        let (line, diagnostics) = await capturingDiagnostics { () -> UInt in
             let events = Broadcast<Int>()
             events.finish()
+            let line: UInt = #line + 1  // the next line's
             events.send(1)
             events.send(2)
             events.finish()
+            return line
         }
         #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
+        #expect(diagnostics.first?.fileID == #fileID)
+        #expect(diagnostics.first?.line == line)
+        #expect(diagnostics.first?.occurrences == 2)
     }
 
     @Test func releasingTheBroadcast_endsItsConsumers() async {

@@ -27,13 +27,13 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// - Nothing runs under the broadcast's lock: it decides there (who receives what, in which
 ///   order, into each consumer's buffer), then resumes consumers and calls handlers after
 ///   releasing it. So a consumer's `onDrop` may call back into the broadcast (read
-///   ``subscriberCount``, even ``send(_:)``: that element is delivered right after).
+///   ``subscriberCount``, even ``send(_:fileID:line:)``: that element is delivered right after).
 /// - Bounded work: a `send` delivers its own element to the consumers of the moment, a new
 ///   consumer's first `next()` takes its own replay, and neither ever delivers other threads'
 ///   elements, however fast they send.
 /// - Backpressure: subscribers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold the
-///   producer back. ``sendWhenReady(_:)`` waits until the slowest of them has room; a
-///   synchronous ``send(_:)`` never waits, delivers anyway (nothing is lost) and answers
+///   producer back. ``sendWhenReady(_:fileID:line:)`` waits until the slowest of them has room; a
+///   synchronous ``send(_:fileID:line:)`` never waits, delivers anyway (nothing is lost) and answers
 ///   `.stopProducing` when one of them is full; the producer resumes through ``onDemand(_:)``
 ///   (the same shape as ``CallbackStream/Sink/onDemand(_:)``, and ``DemandGate`` works with it).
 /// - After ``finish()`` (or ``finish(throwing:)``), current consumers receive what they buffered
@@ -73,11 +73,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///
     /// - Returns: `.enqueued`; `.stopProducing` when a subscriber under a waiting policy is now
     ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or use
-    ///   ``sendWhenReady(_:)``); `.terminated` after ``finish()`` (the element is discarded and
-    ///   the misuse reported once).
+    ///   ``sendWhenReady(_:fileID:line:)``); `.terminated` after ``finish()`` (the element is discarded and
+    ///   the misuse reported once, at this call's `fileID`/`line`).
     @inlinable
     @discardableResult
-    public func send(_ element: Element) -> YieldResult {
+    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
         var outbox = Outbox<Element, Failure>()
         let action = state.withLock { machine in
             let action = machine.send(element)
@@ -85,17 +85,17 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             return action
         }
         outbox.perform()
-        return act(action)
+        return act(action, fileID: fileID, line: line)
     }
 
     /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
     /// until then: a producer that awaits this never runs more than the slowest waiting
     /// subscriber's capacity ahead of it. With no such subscriber it returns at once.
     ///
-    /// - Returns: as ``send(_:)``. If the calling task is cancelled while it waits, the element
+    /// - Returns: as ``send(_:fileID:line:)``. If the calling task is cancelled while it waits, the element
     ///   is sent anyway (nothing is lost) and the result is `.stopProducing`.
     @discardableResult
-    public func sendWhenReady(_ element: Element) async -> YieldResult {
+    public func sendWhenReady(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
         while true {
             var outbox = Outbox<Element, Failure>()
             let action = state.withLock { machine -> Machine.SendAction? in
@@ -105,11 +105,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             }
             if let action {
                 outbox.perform()
-                return act(action)
+                return act(action, fileID: fileID, line: line)
             }
             await waitForRoom()
             if Task.isCancelled {
-                send(element)  // nothing is lost
+                send(element, fileID: fileID, line: line)  // nothing is lost
                 return .stopProducing
             }
         }
@@ -184,7 +184,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///
     /// - Parameters:
     ///   - buffering: This consumer's policy for elements it has not taken yet. A waiting policy
-    ///     holds the producer back (see ``sendWhenReady(_:)``).
+    ///     holds the producer back (see ``sendWhenReady(_:fileID:line:)``).
     ///   - onDrop: Called with each element this consumer's policy drops, on the thread that
     ///     sent it (or, for the replay, that subscribed), never under a lock (it may call back into the broadcast).
     ///   - onUndelivered: Called with each element sent to this consumer and never delivered,
@@ -262,7 +262,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// After the lock (and after the send's outbox was performed): releases what the send evicted
     /// from the replay buffer, reports misuse, and answers.
     @inlinable
-    func act(_ action: Machine.SendAction) -> YieldResult {
+    func act(_ action: Machine.SendAction, fileID: String, line: UInt) -> YieldResult {
         switch action {
         case .fanOut(let result, let evicted):
             withExtendedLifetime(evicted) {}  // released here, outside the lock
@@ -273,10 +273,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
                 "Broadcast.send(_:) was called after finish(); the element was discarded. Stop sending once the "
                     + "broadcast is finished (send answers .terminated; isFinished tells), or make a new Broadcast "
                     + "for a new run of the source.",
-                bridge: self
+                bridge: self, at: fileID, line: line
             )
-            return .terminated
-        case .terminated:
             return .terminated
         }
     }

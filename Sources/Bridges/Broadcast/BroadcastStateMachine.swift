@@ -35,7 +35,6 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     @usableFromInline var replay: [Element] = []
     /// `waitForSubscribers` calls, each until `count` subscribers are there.
     @usableFromInline var waiters: [(id: UInt64, count: Int, continuation: Continuation)] = []
-    @usableFromInline var reportedSendAfterFinish = false
 
     /// The producer's demand handler and the demand reported to it not yet used by a send.
     @usableFromInline var demandHandler: DemandHandler?
@@ -61,10 +60,9 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         /// Yield the element to every subscriber in `subscribers` now, in this critical section;
         /// answer `result`. `evicted` left the replay buffer: release it after the lock.
         case fanOut(YieldResult, evicted: Element?)
-        /// Finished: report misuse (once), answer `.terminated`.
+        /// Finished: report the misuse (the ledger delivers the first and counts the rest), answer
+        /// `.terminated`.
         case reportSendAfterFinish
-        /// Finished: answer `.terminated`.
-        case terminated
     }
 
     @inlinable
@@ -91,9 +89,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
             if granted > 0 && granted != .max { granted -= 1 }
             return .fanOut(full ? .stopProducing : .enqueued, evicted: evicted)
         case .finished:
-            if reportedSendAfterFinish { return .terminated }
-            reportedSendAfterFinish = true
-            return .reportSendAfterFinish
+            return .reportSendAfterFinish  // every time: the ledger reports the first and counts the rest
         }
     }
 
