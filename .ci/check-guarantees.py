@@ -31,7 +31,7 @@ for row in rows:
         found = False
         for text in sources.values():
             m = re.search(rf"\b(struct|final class|class|extension)\s+{suite}\b", text)
-            if m and re.search(rf"@Test[^\n]*\n?\s*func {test}\(|func {test}\(\)", text[m.start():]):
+            if m and re.search(rf"@Test[^\n]*\s*func\s+{test}\(|func\s+{test}\(\)", text[m.start():]):
                 found = True
                 break
         if not found:
