@@ -802,7 +802,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 }
 
-// A delivery is created by the thread that resumes the consumer and read only by the consumer it
+// A wake-up is created by the thread that resumes the consumer and read only by the consumer it
 // resumes: the element moves from one producer to one consumer and is never shared, exactly as
 // `AsyncStream` hands over its (possibly non-Sendable) elements.
 extension CallbackStreamStateMachine.Wakeup: @unchecked Sendable {}
