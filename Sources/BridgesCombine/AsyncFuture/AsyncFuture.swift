@@ -40,6 +40,7 @@ public struct AsyncFuture<Output: Sendable, Failure: Error>: Publisher, Sendable
     ///   - isolation: Where subscribers are called; leave the default (the caller's).
     ///   - fileID: Call site reported with any misuse; leave the default.
     ///   - line: Call site reported with any misuse; leave the default.
+    ///   - operation: The work, run once per subscriber in a task of its own.
     public init(
         isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID, line: UInt = #line,
         _ operation: @escaping @Sendable () async throws(Failure) -> Output

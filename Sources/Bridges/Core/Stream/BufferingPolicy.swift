@@ -9,12 +9,12 @@
 /// | ``latest`` | 1 | drop the oldest (conflate) | location, progress, UI state |
 /// | ``drop`` | 0 | drop the new element unless the consumer is waiting | taps, sensor noise |
 /// | ``rendezvous`` | 0 | the producer waits until the consumer takes it | demand-driven producers |
-/// | ``dropNewest(_:)``, ``dropOldest(_:)``, ``suspending(_:)`` | n | as named | the general forms |
-/// | ``watermark(low:high:)`` | high | the producer waits until drained to low | sources where a pause/resume costs |
+/// | ``dropNewest(_:fileID:line:)``, ``dropOldest(_:fileID:line:)``, ``suspending(_:fileID:line:)`` | n | as named | the general forms |
+/// | ``watermark(low:high:fileID:line:)`` | high | the producer waits until drained to low | sources where a pause/resume costs |
 ///
-/// Under a *waiting* policy (``rendezvous``, ``suspending(_:)``, ``watermark(low:high:)``) a synchronous `yield` never
+/// Under a *waiting* policy (``rendezvous``, ``suspending(_:fileID:line:)``, ``watermark(low:high:fileID:line:)``) a synchronous `yield` never
 /// loses data: it enqueues beyond capacity and answers `.stopProducing`; `await send` suspends.
-/// Under a *lossy* policy (``latest``, ``drop``, ``dropNewest(_:)``, ``dropOldest(_:)``) what does
+/// Under a *lossy* policy (``latest``, ``drop``, ``dropNewest(_:fileID:line:)``, ``dropOldest(_:fileID:line:)``) what does
 /// not fit is dropped and reported to `onDrop` and the sink's `droppedCount`.
 ///
 /// Equal policies compare equal whichever spelling made them: `.latest == .dropOldest(1)`,
@@ -97,7 +97,7 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Keeps up to `high` elements; beyond that `await send` suspends and a synchronous `yield`
-    /// answers `.stopProducing`, like ``suspending(_:)``, but the producer is told to resume
+    /// answers `.stopProducing`, like ``suspending(_:fileID:line:)``, but the producer is told to resume
     /// (`onDemand`, publisher demand) only once the consumer has drained the buffer down to
     /// `low`, and then for the whole room up to `high`: fewer, larger pause/resume cycles for a
     /// source where each costs something (a socket read, a database page). `.suspending(n)` behaves

@@ -38,7 +38,7 @@ extension CallbackStream {
         }
 
         /// Offers `element` to the consumer; under a waiting policy (``BufferingPolicy/rendezvous``,
-        /// ``BufferingPolicy/suspending(_:)``) suspends until it is accepted: for `.rendezvous` until
+        /// ``BufferingPolicy/suspending(_:fileID:line:)``) suspends until it is accepted: for `.rendezvous` until
         /// the consumer has taken it, for `.suspending(n)` until it fits in the buffer. Under
         /// other policies it returns at once, like ``yield(_:fileID:line:)``.
         ///
