@@ -22,14 +22,16 @@ struct BroadcastBoundedWorkTests {
         do {
             let events = Broadcast<Int>(replay: replay)
             weakEvents = events
-            // A witness that takes one element and then drops every later one, in `onDrop` on the
-            // thread that delivers it: that must be the sender's own thread, never a consumer's.
-            // It subscribes before the sender starts (so it has no replay to take).
+            // A witness that takes one element, keeps the next and then drops every later one, in
+            // `onDrop` on the thread that delivers it: that must be the sender's own thread, never a
+            // consumer's. It subscribes before the sender starts (so it has no replay to take), and
+            // its room for one keeps element 0 even if it is sent before the witness waits.
             let delivery = DeliveryThreads()
             let tookOne = Signal()
             let ended = Signal()
             let witness = Task {
-                var iterator = events.stream(buffering: .drop, onDrop: { _ in delivery.record() }).makeAsyncIterator()
+                var iterator = events.stream(buffering: .dropNewest(1), onDrop: { _ in delivery.record() })
+                    .makeAsyncIterator()
                 let first = await iterator.next()
                 tookOne.open()
                 await ended.wait()
@@ -73,7 +75,7 @@ struct BroadcastBoundedWorkTests {
             ended.open()
             let (first, rest) = await witness.value
             #expect(first == 0)
-            #expect(rest.isEmpty, "the witness waited for nothing after its first element: the rest was dropped")
+            #expect(rest.count == 1, "the witness kept one element after its first and dropped the rest: \(rest)")
             #expect(sent > 0)
             #expect(
                 delivery.elsewhere == 0,
@@ -107,7 +109,8 @@ extension BroadcastBoundedWorkTests {
             let tookOne = Signal()
             let ended = Signal()
             let witness = Task {
-                var iterator = events.stream(buffering: .drop, onDrop: { _ in delivery.record() }).makeAsyncIterator()
+                var iterator = events.stream(buffering: .dropNewest(1), onDrop: { _ in delivery.record() })
+                    .makeAsyncIterator()
                 let first = await iterator.next()
                 tookOne.open()
                 await ended.wait()
@@ -144,7 +147,7 @@ extension BroadcastBoundedWorkTests {
             ended.open()
             let (witnessFirst, rest) = await witness.value
             #expect(witnessFirst == 0)
-            #expect(rest.isEmpty)
+            #expect(rest == [1], "its room held 1; 2 and the burst were dropped")
         }
         #expect(weakEvents == nil, "the broadcast is released")
     }
