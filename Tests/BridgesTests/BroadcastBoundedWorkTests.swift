@@ -119,10 +119,10 @@ extension BroadcastBoundedWorkTests {
                 return (first, rest)
             }
             await events.waitForSubscribers(1)
-            events.send(0)
+            events.yield(0)
             await tookOne.wait()
-            events.send(1)
-            events.send(2)  // the replay is now [1, 2]
+            events.yield(1)
+            events.yield(2)  // the replay is now [1, 2]
             let burst = BurstSender(events, elements: 100..<200)
             delivery.watch { burst.isCurrentThread }
             delivery.arm()
@@ -166,7 +166,7 @@ extension BroadcastBoundedWorkTests {
                 go.wait()
                 threadID = pthread_self()
                 if let events {
-                    for element in elements { events.send(element) }
+                    for element in elements { events.yield(element) }
                 }
                 done.signal()
             }
@@ -211,7 +211,7 @@ extension BroadcastBoundedWorkTests {
                     let events = handedOver.take()!
                     while !lock.withLock({ stopRequested }) {
                         for _ in 0..<64 {
-                            events.send(next)
+                            events.yield(next)
                             next += 1
                         }
                     }

@@ -12,7 +12,7 @@ struct BroadcastContractTests {
     @Test(.timeLimit(.minutes(1)))
     func onDropCallingBackIntoItsBroadcast_doesNotDeadlock() async {
         let events = Broadcast<Int>(replay: 1)
-        events.send(0)  // replayed: the first next() returns it, and then nobody waits
+        events.yield(0)  // replayed: the first next() returns it, and then nobody waits
         let countsSeen = Collected<Int>()
         let dropped = Collected<Int>()
         let stream = events.stream(
@@ -20,11 +20,11 @@ struct BroadcastContractTests {
             onDrop: { element in
                 dropped.append(element)
                 countsSeen.append(events.subscriberCount)  // reads the broadcast's state
-                if element == 2 { events.send(1_000) }  // and sends from inside delivery
+                if element == 2 { events.yield(1_000) }  // and sends from inside delivery
             })
         var iterator = stream.makeAsyncIterator()
         #expect(await iterator.next() == 0)
-        for value in 1...5 { events.send(value) }  // 1 is buffered, the rest dropped
+        for value in 1...5 { events.yield(value) }  // 1 is buffered, the rest dropped
         events.finish()
         #expect(await iterator.next() == 1)
         #expect(await iterator.next() == nil)
@@ -53,7 +53,7 @@ struct BroadcastContractTests {
         await events.waitForSubscribers(1)
         var worstLead = 0
         for value in 0..<total {
-            _ = await events.sendWhenReady(value)
+            _ = await events.send(value)
             worstLead = max(worstLead, value + 1 - taken.value)
         }
         events.finish()
@@ -90,25 +90,25 @@ struct BroadcastContractTests {
 
     @Test func sendReportsStopProducing_onlyWhileAWaitingSubscriberIsFull_andDemandComesFromItsRoom() async {
         let events = Broadcast<Int>(replay: 1)
-        events.send(0)  // kept for replay: the first next() below returns it without suspending
+        events.yield(0)  // kept for replay: the first next() below returns it without suspending
         let lossy = Task { await events.stream(buffering: .latest).reduce(into: [Int]()) { $0.append($1) } }
         await events.waitForSubscribers(1)
-        #expect(events.send(0) == .enqueued, "a lossy subscriber never holds the producer back")
+        #expect(events.yield(0) == .enqueued, "a lossy subscriber never holds the producer back")
         var iterator = events.stream(buffering: .suspending(2)).makeAsyncIterator()
         #expect(await iterator.next() == 0, "the replay")
         let demand = Collected<Int>()
         events.onDemand { demand.append($0) }
         #expect(demand.values == [2], "room for two")
-        #expect(events.send(1) == .enqueued)
-        #expect(events.send(2) == .stopProducing, "full")
-        #expect(events.send(3) == .stopProducing, "beyond: still delivered, nothing lost")
+        #expect(events.yield(1) == .enqueued)
+        #expect(events.yield(2) == .stopProducing, "full")
+        #expect(events.yield(3) == .stopProducing, "beyond: still delivered, nothing lost")
         #expect(await iterator.next() == 1)
         #expect(demand.values == [2], "no room yet (2 and 3 buffered): no demand")
         #expect(await iterator.next() == 2)
         #expect(demand.values == [2, 1])
         #expect(await iterator.next() == 3)
         #expect(demand.values == [2, 1, 1])
-        #expect(events.send(4) == .enqueued)
+        #expect(events.yield(4) == .enqueued)
         events.finish()
         #expect(await iterator.next() == 4)
         #expect(await iterator.next() == nil)
@@ -125,7 +125,7 @@ struct BroadcastContractTests {
         await events.waitForSubscribers(1)
         let producer = Task {
             var results: [Broadcast<Int>.YieldResult] = []
-            for value in 0..<5 { results.append(await events.sendWhenReady(value)) }
+            for value in 0..<5 { results.append(await events.send(value)) }
             return results
         }
         consumer.cancel()  // the only waiting subscriber leaves: nobody holds the producer back
@@ -150,8 +150,8 @@ struct BroadcastContractTests {
             return (received, nil)
         }
         await events.waitForSubscribers(1)
-        events.send(1)
-        events.send(2)
+        events.yield(1)
+        events.yield(2)
         events.finish(throwing: TestError(code: 4))
         let (received, failure) = await consumer.value
         #expect(received == [1, 2])
@@ -181,7 +181,7 @@ struct BroadcastContractTests {
             await withTaskGroup(of: Void.self) { group in
                 for thread in 0..<4 {
                     group.addTask {
-                        for i in 0..<500 { events.send(thread * 1_000 + i) }
+                        for i in 0..<500 { events.yield(thread * 1_000 + i) }
                     }
                 }
             }

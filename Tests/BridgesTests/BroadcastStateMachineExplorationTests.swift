@@ -3,7 +3,7 @@ import Testing
 @testable import Bridges
 
 /// Every interleaving of the broadcast state machine's events up to a bounded depth, breadth
-/// first, with states deduplicated: subscribe under each policy class, send, sendWhenReady's wait
+/// first, with states deduplicated: subscribe under each policy class, yield, send's wait
 /// and cancellation, a consumer taking an element (and its stream reporting room), a consumer
 /// leaving, finish, waitForSubscribers and its cancellation, the producer's demand handler.
 /// Subscribers' streams are modelled (buffer, policy, room reported as the engine reports it).
@@ -115,7 +115,7 @@ struct BroadcastStateMachineExplorationTests {
 
     enum Event {
         case subscribe(Policy)
-        case send, sendWhenReady, cancelRoomWaits
+        case yield, send, cancelRoomWaits
         case take(Int)
         case leave(Int)
         case finish
@@ -126,7 +126,7 @@ struct BroadcastStateMachineExplorationTests {
     static func events(in world: World) -> [Event] {
         var events: [Event] = Policy.allCases.map { .subscribe($0) }
         events += [
-            .send, .sendWhenReady, .cancelRoomWaits, .finish, .waitForSubscribers(1), .waitForSubscribers(2),
+            .yield, .send, .cancelRoomWaits, .finish, .waitForSubscribers(1), .waitForSubscribers(2),
             .cancelWaits, .onDemand,
         ]
         for index in world.streams.indices { events += [.take(index), .leave(index)] }
@@ -152,12 +152,12 @@ struct BroadcastStateMachineExplorationTests {
                 for element in replay { world.streams[index].yield(element) }
                 world.streams[index].finished = true
             }
-        case .send:
+        case .yield:
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
             world.nextValue += 1
-            send(&world, value, world.machine.send(value), name)
-        case .sendWhenReady:
+            send(&world, value, world.machine.yield(value), name)
+        case .send:
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
             if let action = world.machine.sendIfRoom(value) {

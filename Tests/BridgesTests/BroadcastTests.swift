@@ -29,8 +29,8 @@ struct BroadcastTests {
         }
         await events.waitForSubscribers(3)
         #expect(events.subscriberCount == 3)
-        events.send(0)  // the latest consumer takes 0 (or it is still buffered), then stalls on the gate
-        for value in 1...100 { events.send(value) }
+        events.yield(0)  // the latest consumer takes 0 (or it is still buffered), then stalls on the gate
+        for value in 1...100 { events.yield(value) }
         events.finish()
         slowGate.open()
         #expect(await unbounded.value == Array(0...100))
@@ -44,34 +44,34 @@ struct BroadcastTests {
 
     @Test func consumerSeesOnlyElementsSentAfterItSubscribed() async {
         let events = Broadcast<Int>()
-        events.send(-1)  // nobody listens: gone
+        events.yield(-1)  // nobody listens: gone
         let consumer = Task { await events.stream().reduce(into: [Int]()) { $0.append($1) } }
         await events.waitForSubscribers(1)
-        events.send(1)
-        events.send(2)
+        events.yield(1)
+        events.yield(2)
         events.finish()
         #expect(await consumer.value == [1, 2])
     }
 
     @Test func replay_givesLastNToANewSubscriber_thenLiveElements() async {
         let events = Broadcast<Int>(replay: 2)
-        for value in 1...5 { events.send(value) }
+        for value in 1...5 { events.yield(value) }
         let consumer = Task { await events.stream().reduce(into: [Int]()) { $0.append($1) } }
         await events.waitForSubscribers(1)
-        events.send(6)
+        events.yield(6)
         events.finish()
         #expect(await consumer.value == [4, 5, 6])
     }
 
     @Test func lateSubscriberToFinishedSource_finishesAtOnce() async {
         let events = Broadcast<Int>()
-        events.send(1)
+        events.yield(1)
         events.finish()
         var count = 0
         for await _ in events.stream() { count += 1 }
         #expect(count == 0)
         let replaying = Broadcast<Int>(replay: 1)
-        replaying.send(7)
+        replaying.yield(7)
         replaying.finish()
         #expect(await replaying.stream().reduce(into: [Int]()) { $0.append($1) } == [7])
     }
@@ -83,7 +83,7 @@ struct BroadcastTests {
             return -1
         }
         await events.waitForSubscribers(1)
-        for value in 1...3 { events.send(value) }
+        for value in 1...3 { events.yield(value) }
         #expect(await consumer.value == 2)
         #expect(events.subscriberCount == 0)
         events.finish()
@@ -94,8 +94,8 @@ struct BroadcastTests {
             let events = Broadcast<Int>()
             events.finish()
             let line: UInt = #line + 1  // the next line's
-            events.send(1)
-            events.send(2)
+            events.yield(1)
+            events.yield(2)
             events.finish()
             return line
         }
@@ -112,7 +112,7 @@ struct BroadcastTests {
         let stream = events!.stream()
         let consumer = Task { await stream.reduce(into: [Int]()) { $0.append($1) } }
         await events!.waitForSubscribers(1)
-        events!.send(1)
+        events!.yield(1)
         events = nil
         #expect(weakEvents == nil)
         #expect(await consumer.value == [1])
@@ -132,7 +132,7 @@ struct BroadcastTests {
             let ready = Signal()
             let producer = Task.detached {
                 await ready.wait()
-                for value in 0..<2_000 { events.send(value) }
+                for value in 0..<2_000 { events.yield(value) }
                 events.finish()
             }
             let consumers = (0..<3).map { _ in

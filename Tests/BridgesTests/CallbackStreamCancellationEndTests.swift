@@ -175,7 +175,7 @@ struct CallbackStreamCancellationEndTests {
         let received = Signal()
         let task = Self.consume(broadcast.stream(), firstReceived: received)
         await broadcast.waitForSubscribers(1)
-        _ = broadcast.send(1)
+        _ = broadcast.yield(1)
         await received.wait()
         task.cancel()
         #expect(await task.value == .cancelled([1]))

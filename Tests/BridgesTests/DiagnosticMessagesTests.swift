@@ -115,11 +115,11 @@ struct DiagnosticMessagesTests {
         let (_, diagnostics) = await capturingDiagnostics {
             let broadcast = Broadcast<Int>()
             broadcast.finish()
-            #expect(broadcast.send(1) == .terminated)
+            #expect(broadcast.yield(1) == .terminated)
         }
         #expect(diagnostics.map(\.kind) == [.yieldAfterFinish])
         let message = diagnostics.first?.message ?? ""
-        #expect(message.contains("Broadcast.send(_:) was called after finish()"))
+        #expect(message.contains("an element was yielded or sent to a Broadcast after finish()"))
         #expect(message.contains("Stop sending once the broadcast is finished"))
     }
 

@@ -115,7 +115,7 @@ struct DiagnosticsLedgerTests {
         let broadcast = Broadcast<Int>()
         weak let released = broadcast
         broadcast.finish()
-        for value in 0..<1_000 { broadcast.send(value) }
+        for value in 0..<1_000 { broadcast.yield(value) }
         #expect(seen.values.map(\.kind) == [.yieldAfterFinish])
         let gate = Signal()
         let value = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in

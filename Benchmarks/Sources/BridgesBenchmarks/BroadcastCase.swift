@@ -19,7 +19,7 @@ func bridgesBroadcast(consumers: Int, n: Int) async throws -> Sample {
             }
             await events.waitForSubscribers(consumers)
             onThread {
-                for i in 0..<n { events.send(i) }
+                for i in 0..<n { events.yield(i) }
                 events.finish()
             }
             var tallies: [Tally] = []

@@ -177,10 +177,10 @@ func broadcastCases() -> [SoakCase] {
                 return withExtendedLifetime(owner) { received }
             }
             await broadcast.waitForSubscribers(1)
-            for value in 0..<4 { broadcast.send(value) }
+            for value in 0..<4 { broadcast.yield(value) }
             broadcast.finish()
-            broadcast.send(99)
-            broadcast.send(100)
+            broadcast.yield(99)
+            broadcast.yield(100)
             return await consumer.value
         },
     ]

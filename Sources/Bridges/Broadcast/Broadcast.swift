@@ -1,7 +1,7 @@
 /// A hot, multicast source that never fails: ``ThrowingBroadcast`` with `Failure == Never`.
 ///
-/// Today's spelling, `Broadcast<Element>`, keeps compiling; for a source that can fail, use
-/// `ThrowingBroadcast<Element, any Error>` (or a typed failure) and `finish(throwing:)`.
+/// For a source that can fail, use `ThrowingBroadcast<Element, any Error>` (or a typed failure)
+/// and `finish(throwing:)`.
 public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never>
 
 /// A hot, multicast source for events a delegate owns: the delegate sends, and any number of
@@ -11,7 +11,7 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// final class LocationProxy: NSObject, CLLocationManagerDelegate {
 ///     let locations = Broadcast<CLLocation>(replay: 1)
 ///     func locationManager(_ m: CLLocationManager, didUpdateLocations l: [CLLocation]) {
-///         for location in l { locations.send(location) }
+///         for location in l { locations.yield(location) }
 ///     }
 /// }
 /// for await location in proxy.locations.stream(buffering: .latest) { … }   // a map view
@@ -27,13 +27,13 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// - Nothing runs under the broadcast's lock: it decides there (who receives what, in which
 ///   order, into each consumer's buffer), then resumes consumers and calls handlers after
 ///   releasing it. So a consumer's `onDrop` may call back into the broadcast (read
-///   ``subscriberCount``, even ``send(_:fileID:line:)``: that element is delivered right after).
-/// - Bounded work: a `send` delivers its own element to the consumers of the moment, a new
+///   ``subscriberCount``, even ``yield(_:fileID:line:)``: that element is delivered right after).
+/// - Bounded work: a `yield` or `send` delivers its own element to the consumers of the moment, a new
 ///   consumer's first `next()` takes its own replay, and neither ever delivers other threads'
 ///   elements, however fast they send.
 /// - Backpressure: subscribers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold the
-///   producer back. ``sendWhenReady(_:fileID:line:)`` waits until the slowest of them has room; a
-///   synchronous ``send(_:fileID:line:)`` never waits, delivers anyway (nothing is lost) and answers
+///   producer back. `await` ``send(_:fileID:line:)-1zn3x`` waits until the slowest of them has room;
+///   ``yield(_:fileID:line:)`` never waits, delivers anyway (nothing is lost) and answers
 ///   `.stopProducing` when one of them is full; the producer resumes through ``onDemand(_:)``
 ///   (the same shape as ``CallbackStream/Sink/onDemand(_:)``, and ``DemandGate`` works with it).
 /// - After ``finish()`` (or ``finish(throwing:)``), current consumers receive what they buffered
@@ -67,20 +67,20 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// Releasing the broadcast finishes it: its consumers end after what they have buffered.
     deinit { end(nil) }
 
-    /// Sends `element` to every current subscriber, each through its own policy, on this
-    /// thread: consumers that were waiting are resumed, and `onDrop` handlers called, before it
-    /// returns. Never waits.
+    /// Offers `element` to every current subscriber, each through its own policy, synchronously
+    /// on this thread: consumers that were waiting are resumed, and `onDrop` handlers called,
+    /// before it returns. Never blocks and never suspends, like ``CallbackStream/Sink/yield(_:fileID:line:)``.
     ///
     /// - Returns: `.enqueued`; `.stopProducing` when a subscriber under a waiting policy is now
-    ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or use
-    ///   ``sendWhenReady(_:fileID:line:)``); `.terminated` after ``finish()`` (the element is discarded and
+    ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or `await`
+    ///   ``send(_:fileID:line:)-1zn3x``); `.terminated` after ``finish()`` (the element is discarded and
     ///   the misuse reported once, at this call's `fileID`/`line`).
     @inlinable
     @discardableResult
-    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
+    public func yield(_ element: Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
         var outbox = Outbox<Element, Failure>()
         let action = state.withLock { machine in
-            let action = machine.send(element)
+            let action = machine.yield(element)
             Self.fanOut(&machine, element, action, into: &outbox)
             return action
         }
@@ -88,14 +88,15 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         return act(action, fileID: fileID, line: line)
     }
 
-    /// Sends `element` once every subscriber under a waiting policy has room for it, suspending
-    /// until then: a producer that awaits this never runs more than the slowest waiting
-    /// subscriber's capacity ahead of it. With no such subscriber it returns at once.
+    /// Offers `element` to every current subscriber once every subscriber under a waiting policy
+    /// has room for it, suspending until then, like ``CallbackStream/Sink/send(_:isolation:fileID:line:)``:
+    /// a producer that awaits this never runs more than the slowest waiting subscriber's capacity
+    /// ahead of it. With no such subscriber it returns at once.
     ///
-    /// - Returns: as ``send(_:fileID:line:)``. If the calling task is cancelled while it waits, the element
-    ///   is sent anyway (nothing is lost) and the result is `.stopProducing`.
+    /// - Returns: as ``yield(_:fileID:line:)``. If the calling task is cancelled while it waits, the
+    ///   element is delivered anyway (nothing is lost) and the result is `.stopProducing`.
     @discardableResult
-    public func sendWhenReady(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
+    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
         while true {
             var outbox = Outbox<Element, Failure>()
             let action = state.withLock { machine -> Machine.SendAction? in
@@ -109,10 +110,24 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             }
             await waitForRoom()
             if Task.isCancelled {
-                send(element, fileID: fileID, line: line)  // nothing is lost
+                yield(element, fileID: fileID, line: line)  // nothing is lost
                 return .stopProducing
             }
         }
+    }
+
+    /// Offers `element` without waiting: use ``yield(_:fileID:line:)``, as on a stream's sink.
+    @available(*, deprecated, renamed: "yield(_:fileID:line:)")
+    @discardableResult
+    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
+        yield(element, fileID: fileID, line: line)
+    }
+
+    /// Offers `element` once there is room: use `await` ``send(_:fileID:line:)-1zn3x``, as on a stream's sink.
+    @available(*, deprecated, renamed: "send(_:fileID:line:)")
+    @discardableResult
+    public func sendWhenReady(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
+        await send(element, fileID: fileID, line: line)
     }
 
     /// Suspends until every subscriber under a waiting policy has room for one more element
@@ -184,7 +199,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///
     /// - Parameters:
     ///   - buffering: This consumer's policy for elements it has not taken yet. A waiting policy
-    ///     holds the producer back (see ``sendWhenReady(_:fileID:line:)``).
+    ///     holds the producer back (see ``send(_:fileID:line:)-1zn3x``).
     ///   - onDrop: Called with each element this consumer's policy drops, on the thread that
     ///     sent it (or, for the replay, that subscribed), never under a lock (it may call back into the broadcast).
     ///   - onUndelivered: Called with each element sent to this consumer and never delivered,
@@ -270,8 +285,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         case .reportSendAfterFinish:
             site.report(
                 .yieldAfterFinish,
-                "Broadcast.send(_:) was called after finish(); the element was discarded. Stop sending once the "
-                    + "broadcast is finished (send answers .terminated; isFinished tells), or make a new Broadcast "
+                "an element was yielded or sent to a Broadcast after finish(); it was discarded. Stop sending once "
+                    + "the broadcast is finished (yield answers .terminated; isFinished tells), or make a new Broadcast "
                     + "for a new run of the source.",
                 bridge: self, at: fileID, line: line
             )

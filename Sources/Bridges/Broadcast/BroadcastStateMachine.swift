@@ -39,7 +39,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     /// The producer's demand handler and the demand reported to it not yet used by a send.
     @usableFromInline var demandHandler: DemandHandler?
     @usableFromInline var granted = 0
-    /// `sendWhenReady` calls waiting for every waiting subscriber to have room.
+    /// `send` calls waiting for every waiting subscriber to have room.
     @usableFromInline var roomWaiters: [(id: UInt64, continuation: Continuation)] = []
 
     @inlinable
@@ -66,7 +66,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     }
 
     @inlinable
-    mutating func send(_ element: Element) -> SendAction {
+    mutating func yield(_ element: Element) -> SendAction {
         switch phase {
         case .open:
             var evicted: Element?
@@ -93,12 +93,12 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         }
     }
 
-    /// `sendWhenReady`: sends if every waiting subscriber has room (or the broadcast is over);
+    /// `send`: sends if every waiting subscriber has room (or the broadcast is over);
     /// nil if the caller must wait for room first.
     @inlinable
     mutating func sendIfRoom(_ element: Element) -> SendAction? {
         if case .open = phase, available <= 0 { return nil }
-        return send(element)
+        return yield(element)
     }
 
     /// Whether the caller must wait (as `id`) for room: false if there is room now, or the

@@ -11,7 +11,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Before (a hand-written pump, started before anyone listens and never stopped):
     /// ```swift
     /// let events = Broadcast<Event>()
-    /// let pump = Task { for await event in socket.events { events.send(event) }; events.finish() }
+    /// let pump = Task { for await event in socket.events { events.yield(event) }; events.finish() }
     /// ```
     /// After (started by the first consumer, stopped when the last one leaves):
     /// ```swift
@@ -94,7 +94,7 @@ func _iterate<Element: Sendable, Failure: Error>(
         await broadcast.waitForRoom()
         if Task.isCancelled { return nil }
         switch await pull() {
-        case .success(let element?): broadcast.send(element)
+        case .success(let element?): broadcast.yield(element)
         case .success(nil): return nil
         case .failure(let failure): return failure
         }

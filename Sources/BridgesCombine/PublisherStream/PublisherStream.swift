@@ -78,7 +78,7 @@ extension Publisher {
         let source: PublisherStreamConfig<Output, Failure> = PublisherStreamSource(
             self,
             yield: { sink, element in sink.yieldWithinDemand(element) },
-            demandDriven: policy.isWaiting
+            isWaiting: policy.isWaiting
         )
         return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
             // Under a waiting policy the subscriber registers the demand handler when the

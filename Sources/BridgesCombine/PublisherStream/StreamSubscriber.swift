@@ -24,15 +24,15 @@ class PublisherStreamConfig<Input, Failure: Error>: @unchecked Sendable {
     /// specialised in the caller for the concrete element type.
     @usableFromInline let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
     /// A waiting policy: demand comes from the sink's `onDemand`; otherwise `.unlimited` once.
-    @usableFromInline let demandDriven: Bool
+    @usableFromInline let isWaiting: Bool
 
     @usableFromInline
     init(
         yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield,
-        demandDriven: Bool
+        isWaiting: Bool
     ) {
         self.yield = yield
-        self.demandDriven = demandDriven
+        self.isWaiting = isWaiting
     }
 
     /// `publisher.subscribe(subscriber)`, overridden by ``PublisherStreamSource``: the builder
@@ -63,10 +63,10 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
         yield:
             @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) ->
             DemandedYield,
-        demandDriven: Bool
+        isWaiting: Bool
     ) {
         self.publisher = publisher
-        super.init(yield: yield, demandDriven: demandDriven)
+        super.init(yield: yield, isWaiting: isWaiting)
     }
 
     @usableFromInline
@@ -106,13 +106,13 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     private let sink: CallbackStream<Input, Failure>.Sink
     /// `sink.yieldWithinDemand(element)`, specialised where the stream was made.
     private let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
-    private let demandDriven: Bool
+    private let isWaiting: Bool
 
     @usableFromInline
     init(sink: CallbackStream<Input, Failure>.Sink, config: PublisherStreamConfig<Input, Failure>) {
         self.sink = sink
         self.yield = config.yield
-        self.demandDriven = config.demandDriven
+        self.isWaiting = config.isWaiting
     }
 
     // MARK: - Consumer side
@@ -143,7 +143,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
             subscription.cancel()
             return
         }
-        guard demandDriven else {
+        guard isWaiting else {
             subscription.request(.unlimited)
             return
         }

@@ -250,7 +250,7 @@ var delegatesChapter: Chapter { Chapter(name: "delegates", title: "Delegates and
     let all = Task { await events.stream(buffering: .unbounded).reduce(into: [Int]()) { $0.append($1) } }
     let newest = Task { await events.stream(buffering: .latest).reduce(into: [Int]()) { $0.append($1) } }
     await events.waitForSubscribers(2)
-    for value in 1...50 { events.send(value) }
+    for value in 1...50 { events.yield(value) }
     events.finish()
     let (everything, latest) = await (all.value, newest.value)
     say("Broadcast: an .unbounded consumer got \(everything.count) events, a .latest one ended with \(latest.last ?? -1)")

@@ -77,7 +77,7 @@ var operatorsChapter: Chapter {
             // snippet:begin share.before
             let events = Broadcast<Int>(replay: 1)
             let pump = Task {
-                for await tick in ticks { events.send(tick) }
+                for await tick in ticks { events.yield(tick) }
                 events.finish()
             }
             // snippet:end share.before

@@ -29,7 +29,7 @@ final class QueuePausableSource: @unchecked Sendable {
 
     convenience init(count: Int, events: Broadcast<Int>) {
         self.init(
-            count: count, send: { if case .terminated = events.send($0) { false } else { true } },
+            count: count, send: { if case .terminated = events.yield($0) { false } else { true } },
             finish: { events.finish() })
     }
 

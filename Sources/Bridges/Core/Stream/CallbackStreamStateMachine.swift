@@ -539,9 +539,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if waiting != nil { consumer = nil }
             let waitingSenders = senders
             let demand = demandHandler
-            if let cold = self.waiting {
-                cold.senders = []
-                cold.demandHandler = nil
+            if let waiting = self.waiting {
+                waiting.senders = []
+                waiting.demandHandler = nil
             }
             return .terminate(
                 builder: nil,
