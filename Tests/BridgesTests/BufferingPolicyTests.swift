@@ -64,6 +64,12 @@ struct BufferingPolicyTests {
         #expect(
             String(decoding: broadcast.standardErrorContent, as: UTF8.self)
                 .contains("Broadcast(replay:): replay must be ≥ 0, got -1 (called at App/Feed.swift:7)"))
+        let shared = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = AsyncStream<Int> { $0.finish() }.shared(replay: -2, fileID: "App/Feed.swift", line: 9)
+        }
+        #expect(
+            String(decoding: shared.standardErrorContent, as: UTF8.self)
+                .contains("shared(replay:): replay must be ≥ 0, got -2 (called at App/Feed.swift:9)"))
     }
 
     @Test func argumentErrorMessage_namesTheArgumentAndTheCallSite() {

@@ -29,7 +29,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///     Any `Clock`: `.after(.seconds(5), on: clock)`.
     ///   - fileID: Call site reported with any misuse; leave the default.
     ///   - line: Call site reported with any misuse; leave the default.
-    /// - Precondition: `replay >= 0`.
+    /// - Precondition: `replay >= 0`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
     @_disfavoredOverload
     public func shared(
         replay: Int = 0,
@@ -63,7 +64,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///     it is cancelled at once). A consumer arriving within it joins the running iteration.
     ///   - fileID: Call site reported with any misuse; leave the default.
     ///   - line: Call site reported with any misuse; leave the default.
-    /// - Precondition: `replay >= 0`.
+    /// - Precondition: `replay >= 0`; otherwise the program stops with a message naming the
+    ///   argument and the call's file and line, in every build configuration.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)  // AsyncSequence.Failure
     public func shared(
         replay: Int = 0,

@@ -62,7 +62,9 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
     let connection: LockedState<Connection>
 
     init(replay: Int, stopTimeout: BridgeTimeout?, site: CallSite, iteration: @escaping Iteration) {
-        precondition(replay >= 0, "shared(replay:): replay must be ≥ 0, got \(replay)")
+        if replay < 0 {
+            _argumentError("shared(replay:): replay must be ≥ 0, got \(replay)", fileID: site.fileID, line: site.line)
+        }
         self.iteration = iteration
         self.replay = replay
         self.stopTimeout = stopTimeout
