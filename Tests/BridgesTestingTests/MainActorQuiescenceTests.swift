@@ -99,4 +99,35 @@ import Testing
             #expect(await store.saved.sorted() == [0, 1, 2, 3, 4])
         }
     }
+
+    /// A `@MainActor` object's `Task {}` that calls a nonisolated function, which yields: the
+    /// task leaves the main actor, and each `Task.yield()` re-enqueues it on the executor it runs
+    /// on. Those jobs are the scope's too, so `runUntilIdle` returns only once the task is done.
+    /// (A thousand yields: if one went to the global pool unseen, the scope would look idle long
+    /// before the task finished.)
+    @Test func mainActorTask_callingNonisolatedCodeThatYields_isWaitedFor() async {
+        @MainActor final class Loader {
+            private(set) var loaded = false
+            func load() {
+                Task {
+                    await Self.work()
+                    loaded = true
+                }
+            }
+            nonisolated static func work() async {
+                for _ in 0..<1_000 { await Task.yield() }
+            }
+        }
+        let leaks = LeakTracker()
+        for _ in 0..<20 {
+            await withSerialTasks {
+                let loader = Loader()
+                leaks.track(loader)
+                await loader.load()
+                await runUntilIdle()
+                #expect(await loader.loaded)
+            }
+        }
+        await leaks.expectAllReleased()
+    }
 }

@@ -36,9 +36,11 @@
 // the main actor is never seen at birth. What is seen: a job leaving the main actor (a
 // main-actor task calling nonisolated code or a default actor) is enqueued here from the main
 // queue with no current task, so nothing says whose it is. While any scope is open such jobs
-// are run here and counted (`MainHops`), and every scope's `runUntilIdle` waits for them; once
-// the task runs, what it enqueues carries its task-locals and joins its scope. `runUntilIdle`
-// also sends marker jobs through the main actor (see `ScopeExecutor.mainRound`).
+// are run here and counted (`MainHops`), and every scope's `runUntilIdle` waits for them; so
+// are the task's later jobs that come with no current task either (each `Task.yield()`, each
+// return from an actor), until something attributes the task to a scope. While the task runs,
+// what it enqueues as the current task carries its task-locals and joins its scope.
+// `runUntilIdle` also sends marker jobs through the main actor (see `ScopeExecutor.mainRound`).
 //
 // Why not a task executor preference (`withTaskExecutorPreference`, SE-0417)? Checked on this
 // toolchain (Swift 6.3): children (`async let`, groups) inherit the preference, but a plain
@@ -87,6 +89,12 @@ final class JobRouter: Sendable {
         /// to it, and it is put back when the last scope closes. Kept after that, for a job
         /// that was already on its way through this router.
         var saved: Hook?
+        /// Tasks that left the main actor while a scope was open and are attributed to no scope
+        /// (see `route`). Emptied when the last scope closes.
+        var hopTasks: Set<UInt64> = []
+        /// The runtime's own enqueue, as the hook is handed it: where `reroute` sends a job that
+        /// belongs to no scope.
+        var original: Original?
     }
 
     private let state = LockedState(State())
@@ -148,7 +156,10 @@ final class JobRouter: Sendable {
             state.tasks = state.tasks.filter { $0.value != scope.id }
             guard let variable = RuntimeEntryPoints.enqueueGlobalHook else { return false }
             let replaced = !Self.isOurs(variable.pointee)
-            if state.scopes.isEmpty { variable.pointee = state.saved }
+            if state.scopes.isEmpty {
+                variable.pointee = state.saved
+                state.hopTasks = []
+            }
             return replaced
         }
         return replaced ? checkHook(for: scope) : nil
@@ -187,29 +198,42 @@ final class JobRouter: Sendable {
         let enqueuerScope = Self.scope
         let enqueuer = currentTaskID()
         let jobTask = _taskID(of: job)
-        var anyOpen = false
+        let leavesMainActor = enqueuer == nil && DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
+        var hop = false
         var saved: Hook?
         let scope = state.withLock { state -> ScopeExecutor? in
             saved = state.saved
+            state.original = original
             guard !state.scopes.isEmpty else { return nil }
-            anyOpen = true
             if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
             let id =
                 enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
                 ?? enqueuer.flatMap { state.tasks[$0] }
-            guard let id, let scope = state.scopes[id], jobTask == 0 || jobTask > scope.watermark else { return nil }
-            if jobTask != 0 { state.tasks[jobTask] = id }
-            return scope
+            if let id, let scope = state.scopes[id], jobTask == 0 || jobTask > scope.watermark {
+                if jobTask != 0 {
+                    state.tasks[jobTask] = id
+                    state.hopTasks.remove(jobTask)
+                }
+                return scope
+            }
+            // A task leaving the main actor (or a default actor it calls, scheduled to run), and
+            // every later job of such a task that comes with no current task (each `Task.yield()`,
+            // each return from an actor): the runtime enqueues those after the task has stopped
+            // running, so nothing says whose they are (a task created on the main actor never
+            // passed this hook).
+            if enqueuer == nil, leavesMainActor || (jobTask != 0 && state.hopTasks.contains(jobTask)) {
+                if jobTask != 0 { state.hopTasks.insert(jobTask) }
+                hop = true
+            }
+            return nil
         }
         if let scope {
             scope.enqueue(job, taskID: jobTask, original: original)
-        } else if anyOpen, enqueuer == nil, DispatchQueue.getSpecific(key: Self.mainQueueKey) == true, mainHops.begin()
-        {
-            // A task leaving the main actor (or a default actor it calls, scheduled to run): the
-            // runtime enqueues it with no current task, so
-            // nothing says whose it is (a task created on the main actor never passed this
-            // hook). Run it here and count it, so that every open scope's `runUntilIdle` waits
-            // for it; once it runs, what it enqueues carries its task-locals again.
+        } else if hop {
+            // Run it here and count it, so that every open scope's `runUntilIdle` waits for it;
+            // while it runs, what it enqueues as the current task carries its task-locals and
+            // joins its scope.
+            mainHops.begin()
             DispatchQueue.global().async { [mainHops] in
                 Self.run(job)
                 mainHops.end()
@@ -224,15 +248,27 @@ final class JobRouter: Sendable {
     /// Jobs of tasks leaving the main actor while scopes are open (see `route`).
     let mainHops = MainHops()
 
+    /// Runs such a job on `HopExecutor`, so that what the task enqueues on the executor it runs
+    /// on comes back through `reroute` (on the global concurrent executor, a `Task.yield()`
+    /// would go to the global pool without passing the hook, and the task would run unseen).
     private static func run(_ job: UnownedJob) {
         // Task executors came with the same OS versions as typed sequences.
         // (swift format would space the availability macro below as a platform name)
         // swift-format-ignore
         if #available(BridgesTypedSequence, *) {
-            job.runSynchronously(on: globalConcurrentExecutor.asUnownedTaskExecutor())
+            job.runSynchronously(on: HopExecutor.shared.asUnownedTaskExecutor())
         } else {
             job.runSynchronously(on: HopExecutor.shared.asUnownedSerialExecutor())
         }
+    }
+
+    /// A job enqueued on `HopExecutor`: routed as if it had come through the hook.
+    fileprivate func reroute(_ job: UnownedJob) {
+        // Set by the hook call that brought the first job `HopExecutor` ran.
+        guard let original = state.withLock({ $0.original }) else {
+            preconditionFailure("HopExecutor ran a job the hook never saw")
+        }
+        route(job, original)
     }
 
     /// Set on the main queue, so that the hook knows when it runs on the main actor (on Linux
@@ -278,9 +314,8 @@ final class MainHops: Sendable {
     /// How many such jobs have finished so far.
     var done: Int { state.withLock { $0.done } }
 
-    func begin() -> Bool {
+    func begin() {
         state.withLock { $0.inFlight += 1 }
-        return true
     }
 
     func end() {
@@ -313,14 +348,17 @@ final class MainHops: Sendable {
     }
 }
 
-/// Runs a task's job where no task executor can be named (before macOS 15): nonisolated code
-/// does not depend on the identity of the executor it runs on.
+/// Where a job of a task that belongs to no scope runs after it left the main actor (see
+/// `JobRouter.route`): a task executor, or before macOS 15 a serial executor (nonisolated code
+/// does not depend on the identity of the executor it runs on). What the task enqueues on it
+/// goes back through the router.
 final class HopExecutor: SerialExecutor {
     static let shared = HopExecutor()
-    func enqueue(_ job: UnownedJob) {
-        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
-    }
+    func enqueue(_ job: UnownedJob) { JobRouter.shared.reroute(job) }
 
     /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 }
+
+@available(BridgesTypedSequence, *)
+extension HopExecutor: TaskExecutor {}

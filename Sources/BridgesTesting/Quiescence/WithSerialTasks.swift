@@ -40,9 +40,12 @@ import Dispatch
 ///     does not serialise them with its own). The runtime offers no hook on main-actor enqueues
 ///     (Swift 6.3 does not call `swift_task_enqueueMainExecutor_hook`), so `runUntilIdle`
 ///     drains the main actor by rounds (a lowest-priority main-actor job as a marker) and counts
-///     the jobs that leave the main actor (enqueued from the main queue with no current task),
-///     until two rounds in a row saw nothing of the scope run: a `@MainActor` view model's
-///     `Task {}` has run up to its next suspension. A main-actor task that hops main → main
+///     the jobs that leave the main actor (enqueued from the main queue with no current task)
+///     and the later jobs of those tasks off the main actor (a `Task.yield()`, a call into an
+///     actor), until two rounds in a row saw nothing of the scope run: a `@MainActor` view
+///     model's `Task {}` has run up to its next suspension, wherever its nonisolated code took
+///     it. Such a task is known only by having left the main actor, so every open scope waits
+///     for it, including one of another test running at the same time. A main-actor task that hops main → main
 ///     more than twice in a row without any other job in between is not waited for.
 ///   - **Not covered**: code on threads and Dispatch queues of its own, tasks created there or
 ///     before the scope, actors with custom executors, task executor preferences, and real-time
