@@ -6,6 +6,46 @@ import Testing
 /// delivery order, honours waiting policies, and can fail.
 @Suite("Broadcast: contract", .timeLimit(.minutes(3)))
 struct BroadcastContractTests {
+    // MARK: - Where it runs
+
+    /// `await send` runs in the caller's isolation, as a sink's `send` does: a producer actor's
+    /// sends drop elements (and call `onDrop`) on that actor, with no hop off it.
+    @Test func actorProducer_awaitSend_runsOnTheProducersActor() async {
+        actor Producer {
+            let executor = QueueExecutor()
+            nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+            func send(_ events: Broadcast<Int>, _ values: [Int]) async -> [Bool] {
+                var onActor: [Bool] = []
+                for value in values {
+                    await events.send(value)
+                    onActor.append(QueueExecutor.isCurrent)
+                }
+                return onActor
+            }
+        }
+        weak var weakEvents: Broadcast<Int>?
+        weak var weakProducer: Producer?
+        do {
+            let events = Broadcast<Int>(replay: 1)
+            weakEvents = events
+            events.yield(0)  // replayed: the first next() returns it, and then nobody waits
+            let dropsOnActor = Collected<Bool>()
+            var iterator = events.stream(
+                buffering: .dropNewest(1), onDrop: { _ in dropsOnActor.append(QueueExecutor.isCurrent) }
+            ).makeAsyncIterator()
+            #expect(await iterator.next() == 0)
+            let producer = Producer()
+            weakProducer = producer
+            #expect(await producer.send(events, [1, 2, 3]) == [true, true, true])
+            #expect(dropsOnActor.values == [true, true], "2 and 3 dropped on the producer's actor (1 was kept)")
+            events.finish()
+            #expect(await iterator.next() == 1)
+            #expect(await iterator.next() == nil)
+        }
+        #expect(weakEvents == nil, "the broadcast is released")
+        #expect(weakProducer == nil, "the producer is released")
+    }
+
     // MARK: - Nothing under the lock
 
     /// With delivery under the lock, reading `subscriberCount` from `onDrop` deadlocked the sender.

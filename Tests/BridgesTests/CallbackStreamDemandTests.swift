@@ -170,18 +170,6 @@ extension CallbackStreamDemandTests {
     }
 }
 
-/// Runs an actor's jobs on a queue the test can recognise.
-final class QueueExecutor: SerialExecutor, @unchecked Sendable {  // the queue serialises everything
-    static let key = DispatchSpecificKey<Bool>()
-    let queue = DispatchQueue(label: "producer.executor")
-    init() { queue.setSpecific(key: Self.key, value: true) }
-    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
-    }
-}
-
 actor QueueProducer {
     let executor = QueueExecutor()
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }

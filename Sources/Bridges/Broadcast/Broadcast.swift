@@ -32,7 +32,7 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 ///   consumer's first `next()` takes its own replay, and neither ever delivers other threads'
 ///   elements, however fast they send.
 /// - Backpressure: subscribers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold the
-///   producer back. `await` ``send(_:fileID:line:)-1zn3x`` waits until the slowest of them has room;
+///   producer back. `await` ``send(_:isolation:fileID:line:)`` waits until the slowest of them has room;
 ///   ``yield(_:fileID:line:)`` never waits, delivers anyway (nothing is lost) and answers
 ///   `.stopProducing` when one of them is full; the producer resumes through ``onDemand(_:)``
 ///   (the same shape as ``CallbackStream/Sink/onDemand(_:)``, and ``DemandGate`` works with it).
@@ -73,7 +73,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///
     /// - Returns: `.enqueued`; `.stopProducing` when a subscriber under a waiting policy is now
     ///   full (the element was still delivered: pause until ``onDemand(_:)`` says so, or `await`
-    ///   ``send(_:fileID:line:)-1zn3x``); `.terminated` after ``finish()`` (the element is discarded and
+    ///   ``send(_:isolation:fileID:line:)``); `.terminated` after ``finish()`` (the element is discarded and
     ///   the misuse reported once, at this call's `fileID`/`line`).
     @inlinable
     @discardableResult
@@ -91,12 +91,19 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// Offers `element` to every current subscriber once every subscriber under a waiting policy
     /// has room for it, suspending until then, like ``CallbackStream/Sink/send(_:isolation:fileID:line:)``:
     /// a producer that awaits this never runs more than the slowest waiting subscriber's capacity
-    /// ahead of it. With no such subscriber it returns at once.
+    /// ahead of it. With no such subscriber it returns at once. It runs in the caller's isolation
+    /// (a producer actor, the main actor): consumers are resumed and `onDrop` handlers called
+    /// there, with no hop off it.
     ///
     /// - Returns: as ``yield(_:fileID:line:)``. If the calling task is cancelled while it waits, the
     ///   element is delivered anyway (nothing is lost) and the result is `.stopProducing`.
     @discardableResult
-    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
+    public func send(
+        _ element: Element,
+        isolation: isolated (any Actor)? = #isolation,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) async -> YieldResult {
         while true {
             var outbox = Outbox<Element, Failure>()
             let action = state.withLock { machine -> Machine.SendAction? in
@@ -108,7 +115,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
                 outbox.perform()
                 return act(action, fileID: fileID, line: line)
             }
-            await waitForRoom()
+            await waitForRoom(isolation: isolation)
             if Task.isCancelled {
                 yield(element, fileID: fileID, line: line)  // nothing is lost
                 return .stopProducing
@@ -123,21 +130,26 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         yield(element, fileID: fileID, line: line)
     }
 
-    /// Offers `element` once there is room: use `await` ``send(_:fileID:line:)-1zn3x``, as on a stream's sink.
-    @available(*, deprecated, renamed: "send(_:fileID:line:)")
+    /// Offers `element` once there is room: use `await` ``send(_:isolation:fileID:line:)``, as on a stream's sink.
+    @available(*, deprecated, renamed: "send(_:isolation:fileID:line:)")
     @discardableResult
-    public func sendWhenReady(_ element: Element, fileID: String = #fileID, line: UInt = #line) async -> YieldResult {
-        await send(element, fileID: fileID, line: line)
+    public func sendWhenReady(
+        _ element: Element,
+        isolation: isolated (any Actor)? = #isolation,
+        fileID: String = #fileID,
+        line: UInt = #line
+    ) async -> YieldResult {
+        await send(element, isolation: isolation, fileID: fileID, line: line)
     }
 
     /// Suspends until every subscriber under a waiting policy has room for one more element
     /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
     /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
-    func waitForRoom() async {
+    func waitForRoom(isolation: isolated (any Actor)? = #isolation) async {
         if state.withLock({ $0.isFinished || $0.available > 0 }) { return }  // room now: no suspension
         let id = UInt64.random(in: 1...UInt64.max)
         await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
                 if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {
                     continuation.resume()
                 } else if Task.isCancelled {
@@ -199,7 +211,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     ///
     /// - Parameters:
     ///   - buffering: This consumer's policy for elements it has not taken yet. A waiting policy
-    ///     holds the producer back (see ``send(_:fileID:line:)-1zn3x``).
+    ///     holds the producer back (see ``send(_:isolation:fileID:line:)``).
     ///   - onDrop: Called with each element this consumer's policy drops, on the thread that
     ///     sent it (or, for the replay, that subscribed), never under a lock (it may call back into the broadcast).
     ///   - onUndelivered: Called with each element sent to this consumer and never delivered,
