@@ -46,6 +46,49 @@ struct BroadcastContractTests {
         #expect(weakProducer == nil, "the producer is released")
     }
 
+    /// The same after waiting for room: a producer actor that awaits a `.suspending(1)`
+    /// subscriber's room is resumed on its actor, and delivers there (the lossy subscriber's
+    /// `onDrop`), for every element.
+    @Test func actorProducer_awaitSendThatWaitsForRoom_deliversOnTheProducersActor() async {
+        actor Producer {
+            let executor = QueueExecutor()
+            nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+            func send(_ events: Broadcast<Int>, _ values: ClosedRange<Int>) async -> [Bool] {
+                var onActor: [Bool] = []
+                for value in values {
+                    await events.send(value)
+                    onActor.append(QueueExecutor.isCurrent)
+                }
+                return onActor
+            }
+        }
+        weak var weakEvents: Broadcast<Int>?
+        do {
+            let events = Broadcast<Int>(replay: 1)
+            weakEvents = events
+            events.yield(0)  // replayed to both: then the lossy one never waits again
+            let dropsOnActor = Collected<Bool>()
+            var lossy = events.stream(
+                buffering: .dropNewest(1), onDrop: { _ in dropsOnActor.append(QueueExecutor.isCurrent) }
+            ).makeAsyncIterator()
+            var waiting = events.stream(buffering: .suspending(1)).makeAsyncIterator()
+            #expect(await lossy.next() == 0)
+            #expect(await waiting.next() == 0)
+            // Room for one: the producer sends 1, then waits for room before each later element,
+            // which this task makes only by taking one.
+            let producer = Task { await Producer().send(events, 1...20) }
+            var received: [Int] = []
+            while received.count < 20, let value = await waiting.next() { received.append(value) }
+            #expect(await producer.value == Array(repeating: true, count: 20))
+            #expect(received == Array(1...20), "the waiting subscriber lost nothing")
+            #expect(dropsOnActor.values == Array(repeating: true, count: 19), "2...20 dropped on the producer's actor")
+            events.finish()
+            #expect(await lossy.next() == 1)
+            #expect(await lossy.next() == nil)
+        }
+        #expect(weakEvents == nil, "the broadcast is released")
+    }
+
     // MARK: - Nothing under the lock
 
     /// With delivery under the lock, reading `subscriberCount` from `onDrop` deadlocked the sender.

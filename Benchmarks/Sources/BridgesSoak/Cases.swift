@@ -167,8 +167,8 @@ func callbackStreamCases() -> [SoakCase] {
 
 func broadcastCases() -> [SoakCase] {
     [
-        // A hot source with one subscriber; after finish, a send is misuse (default handler).
-        SoakCase("Broadcast + send after finish (misuse)", elements: 4, reports: [.yieldAfterFinish: 1]) { i, last in
+        // A hot source with one subscriber; after finish, a yield is misuse (default handler).
+        SoakCase("Broadcast + yield after finish (misuse)", elements: 4, reports: [.yieldAfterFinish: 1]) { i, last in
             let broadcast = Broadcast<Int>()
             let owner = Producer(); last.set(owner)
             let consumer = Task {

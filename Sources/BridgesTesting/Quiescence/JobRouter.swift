@@ -214,6 +214,11 @@ final class JobRouter: Sendable {
                     state.tasks[jobTask] = id
                     state.hopTasks.remove(jobTask)
                 }
+                // A task that left the main actor, now seen running with its scope's task-local:
+                // from here on its jobs are its scope's, like any other task's.
+                if let enqueuer, enqueuerScope == id, state.hopTasks.remove(enqueuer) != nil {
+                    state.tasks[enqueuer] = id
+                }
                 return scope
             }
             // A task leaving the main actor (or a default actor it calls, scheduled to run), and

@@ -41,12 +41,14 @@ import Dispatch
 ///     (Swift 6.3 does not call `swift_task_enqueueMainExecutor_hook`), so `runUntilIdle`
 ///     drains the main actor by rounds (a lowest-priority main-actor job as a marker) and counts
 ///     the jobs that leave the main actor (enqueued from the main queue with no current task)
-///     and the later jobs of those tasks off the main actor (a `Task.yield()`, a call into an
-///     actor), until two rounds in a row saw nothing of the scope run: a `@MainActor` view
-///     model's `Task {}` has run up to its next suspension, wherever its nonisolated code took
-///     it. Such a task is known only by having left the main actor, so every open scope waits
-///     for it, including one of another test running at the same time. A main-actor task that hops main → main
-///     more than twice in a row without any other job in between is not waited for.
+///     and the later jobs of those tasks off the main actor (each `Task.yield()`, each return
+///     from an actor), until two rounds in a row saw nothing of the scope run: a `@MainActor`
+///     view model's `Task {}` has run up to its next suspension, wherever its nonisolated code
+///     took it. Such a task is known only by having left the main actor until it enqueues work
+///     as the current task (a child task, a resumed continuation), so until then every open
+///     scope waits for it, including one of another test running at the same time. A main-actor
+///     task that hops main → main more than twice in a row without any other job in between is
+///     not waited for.
 ///   - **Not covered**: code on threads and Dispatch queues of its own, tasks created there or
 ///     before the scope, actors with custom executors, task executor preferences, and real-time
 ///     `Task.sleep` (not runnable, so it does not delay idleness). `runUntilIdle()` does not
