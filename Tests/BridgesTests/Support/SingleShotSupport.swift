@@ -15,7 +15,11 @@ final class Signal: Sendable {
         continuation.finish()
     }
 
+    /// Returns once `open()` was called, or when the waiting task is cancelled. The signal is
+    /// kept alive until then: a released signal would end its stream, and a waiter whose signal
+    /// nobody else holds (`await Signal().wait()`, "sleep until cancelled") would return early.
     func wait() async {
+        defer { withExtendedLifetime(self) {} }
         for await _ in stream { return }
     }
 }
