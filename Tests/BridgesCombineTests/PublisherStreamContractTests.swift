@@ -24,7 +24,7 @@ private struct SendsBeforeSubscribing: Publisher {
 @Suite(.timeLimit(.minutes(3))) struct PublisherStreamContractTests {
     /// Chosen behaviour: the first value is delivered, the stream finishes (it never waits
     /// forever for a subscription), and the misuse is reported once, by name.
-    @Test(.timeLimit(.minutes(1)), arguments: [BufferingPolicy.unbounded, .rendezvous, .suspending(2), .latest])
+    @Test(arguments: [BufferingPolicy.unbounded, .rendezvous, .suspending(2), .latest])
     func valueBeforeSubscription_isReported_andTheStreamFinishes(_ policy: BufferingPolicy) async {
         let log = DiagnosticLog()
         let stream = Diagnostics.withHandler(log.handler) { SendsBeforeSubscribing().stream(buffering: policy) }

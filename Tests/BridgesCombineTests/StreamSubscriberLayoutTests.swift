@@ -210,7 +210,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
     }
 
     /// Through the box, requests reach upstream exactly as asked and cancellation once.
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func valueSubscription_forwardsDemandAndCancellation() async {
         weak var releasedUpstream: DemandRecordingPublisher<Int, Never>?
         let box = WeakSubscriberBox()
@@ -242,7 +242,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
     }
 
     /// `Empty` hands over `Subscriptions.empty`, a value: boxed, then finished at once.
-    @Test(.timeLimit(.minutes(1)), arguments: [BufferingPolicy.unbounded, .rendezvous, .suspending(2), .latest])
+    @Test(arguments: [BufferingPolicy.unbounded, .rendezvous, .suspending(2), .latest])
     func emptyPublisher_finishesUnderEveryPolicy(_ policy: BufferingPolicy) async {
         var count = 0
         for await _ in Empty<Int, Never>().stream(buffering: policy) { count += 1 }
@@ -251,7 +251,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
 
     /// Cold per iterator with one shared source: each iteration subscribes once, to the same
     /// publisher, and gets its own subscriber; the publisher is released with the stream.
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func oneStream_iteratedThreeTimes_subscribesThreeTimes_andReleasesThePublisher() async {
         weak var releasedPublisher: QueueRangePublisher?
         let box = WeakSubscriberBox()

@@ -5,7 +5,7 @@ import Testing
 
 /// What a person reading a report sees: each message says what happened and what to change,
 /// and a sink's misuse is reported at the offending call.
-@Suite("Diagnostics: messages", .timeLimit(.minutes(1)))
+@Suite("Diagnostics: messages", .timeLimit(.minutes(3)))
 struct DiagnosticMessagesTests {
     @Test func callbackCalledTwice_saysToCallOnce_orToUseAStream() async throws {
         let (_, diagnostics) = try await capturingDiagnostics {

@@ -11,7 +11,7 @@ import Darwin
 /// The `select` fallback the file-handle reader uses for a descriptor `poll` cannot watch (macOS
 /// `poll` answers `POLLNVAL` for a terminal): it must answer as `poll` does for the same
 /// descriptors. Checked here on pipes, which both can watch.
-@Suite("FileHandle reader: select in place of poll", .timeLimit(.minutes(1)))
+@Suite("FileHandle reader: select in place of poll", .timeLimit(.minutes(3)))
 struct FileHandleSelectTests {
     @Test func answersLikePoll_forReadableAndIdleDescriptors() throws {
         var wake: [Int32] = [0, 0]

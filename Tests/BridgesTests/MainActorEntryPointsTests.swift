@@ -5,7 +5,7 @@ import Testing
 /// closures set its state without `await`: each closure runs on the main actor (Swift 6 checks
 /// main-actor closures at run time, so a call from elsewhere would trap), and the model is
 /// released afterwards.
-@Suite("Main-actor callers of every entry point", .timeLimit(.minutes(1)))
+@Suite("Main-actor callers of every entry point", .timeLimit(.minutes(3)))
 struct MainActorEntryPointsTests {
     @MainActor
     final class Screen {

@@ -10,7 +10,7 @@ enum SubscriptionEvent: Equatable, Sendable {
     case failed(Int)
 }
 
-@Suite("subscribe", .timeLimit(.minutes(1)))
+@Suite("subscribe", .timeLimit(.minutes(3)))
 struct SubscribeTests {
     @Test func elementsThenFinish_deliveredInOrder_andSourceReleased() async {
         let source = TrackedStream(Int.self)

@@ -103,7 +103,7 @@ final class LegacyProfileModel {
     }
 }
 
-@Suite("Swift 6 app code with legacy types", .timeLimit(.minutes(1)))
+@Suite("Swift 6 app code with legacy types", .timeLimit(.minutes(3)))
 @MainActor
 struct Swift6LegacyTypesTests {
     @Test func withCallback_returnsTheNonSendableObjectTheLegacyClientMade() async throws {

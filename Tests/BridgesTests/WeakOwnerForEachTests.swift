@@ -2,7 +2,7 @@ import Testing
 
 @testable import Bridges
 
-@Suite("forEach(weak:in:)", .timeLimit(.minutes(1)))
+@Suite("forEach(weak:in:)", .timeLimit(.minutes(3)))
 struct WeakOwnerForEachTests {
     @MainActor
     @Test func viewModel_onEndlessStream_isReleased_taskEnds_sourceTornDown() async {

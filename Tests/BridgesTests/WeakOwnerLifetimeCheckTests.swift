@@ -20,7 +20,7 @@ func gatedGrace(_ gate: LifetimeGate) -> BridgeTimeout {
     .custom("the test's grace period") { await gate.wait() }
 }
 
-@Suite("OwnerLifetimeCheck", .timeLimit(.minutes(1)))
+@Suite("OwnerLifetimeCheck", .timeLimit(.minutes(3)))
 struct WeakOwnerLifetimeCheckTests {
     @Test func bagNotOwnedByOwner_elementAfterOwnerDeath_isReported() async {
         let source = TrackedStream(Int.self)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Bridges
 
-@Suite("runTask(weak:in:)", .timeLimit(.minutes(1)))
+@Suite("runTask(weak:in:)", .timeLimit(.minutes(3)))
 struct WeakOwnerRunTaskTests {
     @MainActor
     @Test func ownerAlive_applyReceivesTheResult_onTheMainActor() async {
