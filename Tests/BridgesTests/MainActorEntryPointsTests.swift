@@ -97,7 +97,9 @@ struct MainActorEntryPointsTests {
         await screen!.done.wait()
         #expect(screen?.title == "loaded 7")
         token.cancel()
+        let deinitialized = screen!.deinitialized
         screen = nil
+        await deinitialized.wait()  // the handler's task lets the owner go once it has run, maybe after this line
         #expect(released == nil)
     }
 
@@ -108,7 +110,9 @@ struct MainActorEntryPointsTests {
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
         token.cancel()
+        let deinitialized = screen!.deinitialized
         screen = nil
+        await deinitialized.wait()  // the handler's task lets the owner go once it has run, maybe after this line
         #expect(released == nil)
     }
 
@@ -118,7 +122,9 @@ struct MainActorEntryPointsTests {
         screen!.follow(Self.finite())
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
+        let deinitialized = screen!.deinitialized
         screen = nil
+        await deinitialized.wait()  // the handler's task lets the owner go once it has run, maybe after this line
         #expect(released == nil)
     }
 
@@ -128,7 +134,9 @@ struct MainActorEntryPointsTests {
         screen!.refresh()
         await screen!.done.wait()
         #expect(screen?.title == "refreshed 42")
+        let deinitialized = screen!.deinitialized
         screen = nil
+        await deinitialized.wait()  // the handler's task lets the owner go once it has run, maybe after this line
         #expect(released == nil)
     }
 
@@ -150,7 +158,9 @@ struct MainActorEntryPointsTests {
         weak let released = screen
         #expect(try await screen!.start() == 1)
         #expect(screen?.title == "started")
+        let deinitialized = screen!.deinitialized
         screen = nil
+        await deinitialized.wait()  // the handler's task lets the owner go once it has run, maybe after this line
         #expect(released == nil)
     }
 }

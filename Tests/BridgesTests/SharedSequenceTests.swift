@@ -42,6 +42,31 @@ struct SharedSequenceTests {
         #expect(none == [])
     }
 
+    /// The consumer that starts the iteration subscribes before the upstream's first pull: an
+    /// upstream that answers at once (no suspension between elements) cannot run to its end on
+    /// another thread while that consumer is still subscribing, and leave it nothing.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func theConsumerThatStartsTheIteration_receivesItsFirstElement_evenFromAnUpstreamThatNeverSuspends() async {
+        struct Immediate: AsyncSequence, Sendable {
+            struct AsyncIterator: AsyncIteratorProtocol {
+                var last = 0
+                mutating func next() async -> Int? {
+                    guard last < 5 else { return nil }
+                    last += 1
+                    return last
+                }
+            }
+            func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+        }
+        var short: [[Int]] = []
+        for _ in 0..<10_000 {
+            var received: [Int] = []
+            for await value in Immediate().shared() { received.append(value) }
+            if received != [1, 2, 3, 4, 5] { short.append(received) }
+        }
+        #expect(short.isEmpty, "\(short.count) of 10 000 consumers missed elements: \(short.prefix(3))")
+    }
+
     // MARK: - Policies, one per consumer (TestShare: bounded, unbounded, bufferingLatest, bufferingOldest)
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)

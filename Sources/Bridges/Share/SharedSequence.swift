@@ -104,8 +104,11 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
         ) {
             [self] sink in
-            let broadcast = join()
+            let (broadcast, start) = join()
             let subscription = broadcast.subscribe(sink, waiting: waiting)
+            // The iteration starts after the consumer that starts it has subscribed: a fast
+            // upstream's first elements reach it instead of a broadcast nobody listens to yet.
+            if let start { run(start, into: broadcast) }
             return Cancellation { [self] in
                 subscription.cancel()
                 leave(broadcast)
@@ -120,9 +123,9 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
 
     // MARK: - Joining and leaving
 
-    /// Counts a consumer in, cancels a stop timer, starts the iteration if none runs; returns
-    /// the broadcast to subscribe to.
-    private func join() -> ThrowingBroadcast<Element, Failure> {
+    /// Counts a consumer in and cancels a stop timer; returns the broadcast to subscribe to, and
+    /// the iteration's task to start (with `run`) if none runs yet.
+    private func join() -> (ThrowingBroadcast<Element, Failure>, start: OwnedTask?) {
         let (broadcast, start, timer) = connection.withLock { state in
             state.consumers += 1
             defer { state.stopTimer = nil }
@@ -132,17 +135,20 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
             return (state.broadcast, task, state.stopTimer)
         }
         timer?.cancel()
-        if let start {
-            // Weak: a running iteration does not keep the sequence alive (its deinit stops it).
-            start.attach(
-                Task { [weak self, iteration] in
-                    let failure = await iteration(broadcast)
-                    start.finish()
-                    self?.ended(broadcast)
-                    if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
-                })
-        }
-        return broadcast
+        return (broadcast, start)
+    }
+
+    /// Starts the iteration that `join` decided on. A consumer that left meanwhile has already
+    /// cancelled `start`, which then cancels the task as it is attached.
+    private func run(_ start: OwnedTask, into broadcast: ThrowingBroadcast<Element, Failure>) {
+        // Weak: a running iteration does not keep the sequence alive (its deinit stops it).
+        start.attach(
+            Task { [weak self, iteration] in
+                let failure = await iteration(broadcast)
+                start.finish()
+                self?.ended(broadcast)
+                if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
+            })
     }
 
     /// The iteration of `broadcast`'s generation returned. Unless a stop came first, the next
