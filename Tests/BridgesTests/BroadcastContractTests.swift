@@ -11,20 +11,8 @@ struct BroadcastContractTests {
     /// `await send` runs in the caller's isolation, as a sink's `send` does: a producer actor's
     /// sends drop elements (and call `onDrop`) on that actor, with no hop off it.
     @Test func actorProducer_awaitSend_runsOnTheProducersActor() async {
-        actor Producer {
-            let executor = QueueExecutor()
-            nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-            func send(_ events: Broadcast<Int>, _ values: [Int]) async -> [Bool] {
-                var onActor: [Bool] = []
-                for value in values {
-                    await events.send(value)
-                    onActor.append(QueueExecutor.isCurrent)
-                }
-                return onActor
-            }
-        }
         weak var weakEvents: Broadcast<Int>?
-        weak var weakProducer: Producer?
+        weak var weakProducer: QueueProducer?
         do {
             let events = Broadcast<Int>(replay: 1)
             weakEvents = events
@@ -34,7 +22,7 @@ struct BroadcastContractTests {
                 buffering: .dropNewest(1), onDrop: { _ in dropsOnActor.append(QueueExecutor.isCurrent) }
             ).makeAsyncIterator()
             #expect(await iterator.next() == 0)
-            let producer = Producer()
+            let producer = QueueProducer()
             weakProducer = producer
             #expect(await producer.send(events, [1, 2, 3]) == [true, true, true])
             #expect(dropsOnActor.values == [true, true], "2 and 3 dropped on the producer's actor (1 was kept)")
@@ -50,18 +38,6 @@ struct BroadcastContractTests {
     /// subscriber's room is resumed on its actor, and delivers there (the lossy subscriber's
     /// `onDrop`), for every element.
     @Test func actorProducer_awaitSendThatWaitsForRoom_deliversOnTheProducersActor() async {
-        actor Producer {
-            let executor = QueueExecutor()
-            nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-            func send(_ events: Broadcast<Int>, _ values: ClosedRange<Int>) async -> [Bool] {
-                var onActor: [Bool] = []
-                for value in values {
-                    await events.send(value)
-                    onActor.append(QueueExecutor.isCurrent)
-                }
-                return onActor
-            }
-        }
         weak var weakEvents: Broadcast<Int>?
         do {
             let events = Broadcast<Int>(replay: 1)
@@ -76,7 +52,7 @@ struct BroadcastContractTests {
             #expect(await waiting.next() == 0)
             // Room for one: the producer sends 1, then waits for room before each later element,
             // which this task makes only by taking one.
-            let producer = Task { await Producer().send(events, 1...20) }
+            let producer = Task { await QueueProducer().send(events, 1...20) }
             var received: [Int] = []
             while received.count < 20, let value = await waiting.next() { received.append(value) }
             #expect(await producer.value == Array(repeating: true, count: 20))

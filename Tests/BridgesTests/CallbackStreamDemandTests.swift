@@ -170,22 +170,9 @@ extension CallbackStreamDemandTests {
     }
 }
 
-actor QueueProducer {
-    let executor = QueueExecutor()
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    func send(_ sink: CallbackStream<Int, Never>.Sink, _ values: [Int]) async -> [Bool] {
-        var onActor: [Bool] = []
-        for value in values {
-            _ = await sink.send(value)
-            onActor.append(QueueExecutor.isCurrent)
-        }
-        return onActor
-    }
-}
-
 extension CallbackStreamDemandTests {
-    // Perf: `send` is nonisolated async: an actor-isolated producer hops off its actor (and back)
-    // on every send, even when nothing waits. onDrop runs where the element was sent.
+    // `send` runs in the caller's isolation: an actor-isolated producer stays on its actor for
+    // every send, and onDrop runs there, where the element was sent.
     @Test func actorProducer_sendRunsOnTheProducersActor() async {
         let onActor = Collected<Bool>()
         let box = SinkBox<Int, Never>()

@@ -25,8 +25,8 @@ struct WithCallbackBodyFormTests {
         #expect(value == "ok")
     }
 
-    /// The builder takes `if`: a check before the legacy call no longer switches to the
-    /// non-cancellable fallback, so the trailing token is kept and cancelling reaches the call.
+    /// The builder takes `if`: with a check before the legacy call, the body keeps its trailing
+    /// token (it is not the non-cancellable overload), and cancelling reaches the call.
     @Test func bodyWithIf_keepsTheTrailingCancellation() async throws {
         let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()
         let resets = Counter()

@@ -1,3 +1,4 @@
+import Bridges
 import Dispatch
 
 /// Runs an actor's jobs on a queue the test can recognise: `isCurrent` tells whether code runs
@@ -10,5 +11,29 @@ final class QueueExecutor: SerialExecutor, @unchecked Sendable {  // the queue s
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+}
+
+/// A producer actor on a `QueueExecutor`: each send reports whether it came back on the actor.
+actor QueueProducer {
+    let executor = QueueExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    func send(_ sink: CallbackStream<Int, Never>.Sink, _ values: [Int]) async -> [Bool] {
+        var onActor: [Bool] = []
+        for value in values {
+            _ = await sink.send(value)
+            onActor.append(QueueExecutor.isCurrent)
+        }
+        return onActor
+    }
+
+    func send(_ events: Broadcast<Int>, _ values: some Sequence<Int>) async -> [Bool] {
+        var onActor: [Bool] = []
+        for value in values {
+            await events.send(value)
+            onActor.append(QueueExecutor.isCurrent)
+        }
+        return onActor
     }
 }
