@@ -222,6 +222,8 @@ struct BroadcastStateMachineExplorationTests {
             for subscriber in subscribers { world.streams[subscriber.sink].yield(value) }
         case .reportSendAfterFinish:
             world.misuseReports += 1
+        case .finishedWhileWaiting:
+            world.failure = "\(name): a yield or a send that did not wait answered finishedWhileWaiting"
         }
     }
 

@@ -183,6 +183,12 @@ extension StreamRing {
 private struct StreamModel: ExplorationModel {
     enum Event: Hashable, CustomStringConvertible {
         case next, builderReturns, teardownReturns, beforeSuspending, suspend, consumerEnds
+        /// The consumer's task is cancelled (on the canceller's thread): while the consumer is in
+        /// `storage.suspend`, its cancellation handler runs (`consumerCancelled()`); otherwise
+        /// the consumer sees `Task.isCancelled` at its next `next()`.
+        case cancelTask
+        /// The consumer, resumed with nil, asks why (`wokenWithNil()`), in its own task.
+        case afterNilWakeup
         case yield, send
         case enqueueSender(UInt64)
         case cancelSender(UInt64)
@@ -197,6 +203,8 @@ private struct StreamModel: ExplorationModel {
             case .beforeSuspending: "beforeSuspending"
             case .suspend: "suspend"
             case .consumerEnds: "consumerEnds"
+            case .cancelTask: "cancelTask"
+            case .afterNilWakeup: "afterNilWakeup"
             case .yield: "yield"
             case .send: "send"
             case .enqueueSender(let id): "enqueueSender(\(id))"
@@ -223,6 +231,8 @@ private struct StreamModel: ExplorationModel {
         /// About to hand its continuation over.
         case suspending
         case suspended(Int)
+        /// Resumed with nil; about to ask `wokenWithNil()`.
+        case wokenWithNil
         /// Saw the end, or left.
         case done
     }
@@ -238,6 +248,9 @@ private struct StreamModel: ExplorationModel {
     /// What the thread that took the teardown does once it returns.
     enum AfterTeardown: Hashable {
         case consumerLoops
+        /// The consumer ended the stream itself (it saw its cancellation): resume the waiting
+        /// senders with `.terminated`, then it asks `next()` again.
+        case consumerTerminated(senders: [Int])
         case resume(consumer: Int?, end: Boom?, senders: [Int], senderResult: String)
         case nothing
     }
@@ -255,6 +268,13 @@ private struct StreamModel: ExplorationModel {
     var consumerEnds = 0
     var nextConsumerID = 1
     var endSeen: Boom?? = nil
+    /// The consumer's end was its cancellation (`.cancelled`), not the stream's end.
+    var sawCancellation = false
+    /// The consumer's task was cancelled.
+    var taskCancelled = false
+    /// The machine accepted `finish(throwing:)` while streaming: the stream ended with a
+    /// failure, which the consumer must see (thrown), whatever cancellation comes after.
+    var failureStored = false
     // The producer.
     var senders: [SenderGhost] = []
     var finishes = 0
@@ -310,12 +330,16 @@ private struct StreamModel: ExplorationModel {
         case .beforeSuspending: events.append(.beforeSuspending)
         case .suspending: events.append(.suspend)
         case .suspended, .done: break
+        case .wokenWithNil: events.append(.afterNilWakeup)
         }
         switch consumer {
-        case .idle, .suspending, .suspended, .done:
+        case .idle, .done:
+            // The iterator released: only between `next()` calls (a suspended consumer's task
+            // holds it).
             if consumerEnds < 2 { events.append(.consumerEnds) }
         default: break
         }
+        if !taskCancelled && consumer != .done { events.append(.cancelTask) }
         if teardownInFlight != nil { events.append(.teardownReturns) }
         if builderRan && !sinkReleased {
             events.append(.yield)
@@ -341,6 +365,9 @@ private struct StreamModel: ExplorationModel {
         var broken: [String] = []
         let resumedBefore = resumed.values.reduce(0, +)
         switch event {
+        case .next where consumer == .idle && taskCancelled:
+            // `next()` sees `Task.isCancelled`: ends the stream in this task, then asks `next()`.
+            consumerTerminatesItself(&broken)
         case .next:
             let fast = consumer == .idle
             let action: Machine.NextAction
@@ -372,6 +399,9 @@ private struct StreamModel: ExplorationModel {
             switch after {
             case .consumerLoops:
                 consumer = .loop(asked: false)
+            case .consumerTerminated(let waitingSenders):
+                for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
+                consumer = .loop(asked: false)
             case .resume(let waitingConsumer, let end, let waitingSenders, let result):
                 if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
                 for id in waitingSenders { resumeSender(id, result, &broken) }
@@ -386,6 +416,10 @@ private struct StreamModel: ExplorationModel {
                 consumer = .suspending
             }
         case .suspend:
+            // A task cancelled before it got here runs its handler as the handler is installed.
+            if taskCancelled, machine.consumerCancelled() != nil {
+                broken.append("the cancellation handler found a consumer suspended before it suspended")
+            }
             let id = nextConsumerID
             nextConsumerID += 1
             handedIn.insert(id)
@@ -399,10 +433,37 @@ private struct StreamModel: ExplorationModel {
             case .concurrentIteration:
                 broken.append("one consumer was told another was iterating")
             }
+        case .cancelTask:
+            taskCancelled = true
+            switch consumer {
+            case .suspending, .suspended:
+                // The handler: it only resumes the consumer; no teardown, no user code, so it
+                // never waits for anything the cancelled task must do.
+                let teardownsBefore = probe.teardowns.count
+                if let continuation = machine.consumerCancelled() {
+                    resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(nil), &broken)
+                }
+                if probe.teardowns.count != teardownsBefore {
+                    broken.append("a teardown ran inside the task's cancellation handler")
+                }
+            default:
+                break  // no handler installed: the next `next()` sees the cancellation
+            }
+        case .afterNilWakeup:
+            switch machine.wokenWithNil() {
+            case .terminate:
+                consumer = .idle
+                consumerTerminatesItself(&broken)
+            case .cancelled:
+                sawCancellation = true
+                seeEnd(nil, &broken)
+            case .end(let failure):
+                seeEnd(failure, &broken)
+            }
         case .consumerEnds:
             consumerEnds += 1
             if consumer == .idle { consumer = .done }
-            switch machine.consumerTerminated(cancelled: true) {
+            switch machine.consumerTerminated(cancelled: false) {
             case .none:
                 break
             case .terminate(
@@ -461,6 +522,7 @@ private struct StreamModel: ExplorationModel {
             }
         case .finish(let failing):
             finishes += 1
+            if failing && machine.phaseIsStreaming { failureStored = true }
             let hadFinished = producerFinished
             producerFinished = true
             finishActs(machine.finish(failing ? Boom() : nil), hadFinished: hadFinished, failing: failing, &broken)
@@ -468,7 +530,7 @@ private struct StreamModel: ExplorationModel {
             sinkReleased = true
             let hadFinished = producerFinished
             producerFinished = true
-            if let action = machine.producerReleased() {
+            if let action = machine.producerReleased(lostProducer: nil) {
                 if hadFinished { broken.append("a released sink finished a stream its producer had finished") }
                 finishActs(action, hadFinished: false, failing: false, &broken)
             }
@@ -513,6 +575,7 @@ private struct StreamModel: ExplorationModel {
         case .end(let failure):
             seeEnd(failure, &broken)
         case .cancelled:
+            sawCancellation = true
             seeEnd(nil, &broken)
         case .runBuilder(let builder):
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
@@ -541,8 +604,36 @@ private struct StreamModel: ExplorationModel {
         case .element(let element):
             receive(element, &broken)
             consumer = .idle
-        case .end(let failure):
+        case .end(nil):
+            consumer = .wokenWithNil  // the consumer asks why in its own step
+        case .end(let failure?):
             seeEnd(failure, &broken)
+        }
+    }
+
+    /// The consumer ends the stream in its own task (it saw its cancellation): the storage's
+    /// `terminateConsumer(cancelled: true)`, then `next()` again.
+    mutating func consumerTerminatesItself(_ broken: inout [String]) {
+        switch machine.consumerTerminated(cancelled: true) {
+        case .none:
+            consumer = .loop(asked: false)
+        case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
+            if firstEnd == nil { firstEnd = "cancelled" }
+            if builder != nil { builderReleasedUnrun = true }
+            if builder != nil && builderRan { broken.append("the builder was handed back after it ran") }
+            if waitingConsumer != nil { broken.append("the consumer ending the stream found itself suspended") }
+            if demand != nil { handlerStored = false }
+            for element in discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
+            for sender in waitingSenders { markUndelivered(sender.element, &broken) }
+            discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
+            let ids = waitingSenders.compactMap { $0.continuation.map(ContinuationStandIn.id(of:)) }
+            if let (teardown, termination) = teardown {
+                runTeardown(teardown, termination, then: .consumerTerminated(senders: ids), &broken)
+                consumer = .inTeardown
+            } else {
+                for id in ids { resumeSender(id, ".terminated", &broken) }
+                consumer = .loop(asked: false)
+            }
         }
     }
 
@@ -574,6 +665,18 @@ private struct StreamModel: ExplorationModel {
             broken.append("the consumer saw the end before the teardown had returned")
         }
         if failure != nil && firstEnd != "failed" { broken.append("the consumer saw a failure nobody finished with") }
+        // A stream ends as it ended: a failure stored before the cancellation is thrown.
+        if failureStored && failure == nil {
+            broken.append(
+                "a failure the producer stored was lost (the loop ended \(sawCancellation ? "cancelled" : "normally"))")
+        }
+        // Cancellation never reads as completion.
+        if failure == nil && !sawCancellation && firstEnd == "cancelled" && !producerFinished {
+            broken.append("the consumer's cancellation read as a complete loop")
+        }
+        if sawCancellation && !taskCancelled {
+            broken.append("a consumer whose task was not cancelled saw a cancellation")
+        }
     }
 
     mutating func noteResumed(_ id: Int, _ broken: inout [String]) {
@@ -666,6 +769,10 @@ private struct StreamModel: ExplorationModel {
     }
 
     mutating func act(_ after: AfterTeardown, _ broken: inout [String]) {
+        if case .consumerTerminated(let waitingSenders) = after {
+            for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
+            consumer = .loop(asked: false)
+        }
         if case .resume(let waitingConsumer, let end, let waitingSenders, let result) = after {
             if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
             for id in waitingSenders { resumeSender(id, result, &broken) }
@@ -744,11 +851,12 @@ private struct StreamModel: ExplorationModel {
             while steps < 60 {
                 steps += 1
                 let events = model.enabledEvents
-                let initiator: Event = producerEnds ? .finish(failing: false) : .consumerEnds
+                let initiator: Event =
+                    producerEnds ? .finish(failing: false) : events.contains(.cancelTask) ? .cancelTask : .consumerEnds
                 let progress: [Event] =
                     [.builderReturns, .teardownReturns]
                     + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
-                    + [.next, .beforeSuspending, .suspend]
+                    + [.next, .beforeSuspending, .suspend, .afterNilWakeup]
                 let event: Event?
                 if !initiated, !model.producerFinished || !producerEnds, events.contains(initiator) {
                     initiated = true
@@ -789,10 +897,10 @@ private struct StreamModel: ExplorationModel {
         }
         if machine.demandHandler != nil { broken.append("\(ending): the demand handler is still held") }
         if handlerStored { broken.append("\(ending): no action handed the demand handler back") }
-        if consumerEnds == 0 && discardedByTheConsumer > 0 {
+        if consumerEnds == 0 && !taskCancelled && discardedByTheConsumer > 0 {
             broken.append("\(ending): \(discardedByTheConsumer) elements discarded though the consumer never left")
         }
-        if consumerEnds == 0, case .some(let end) = endSeen, (end != nil) != (firstEnd == "failed") {
+        if consumerEnds == 0, !taskCancelled, case .some(let end) = endSeen, (end != nil) != (firstEnd == "failed") {
             broken.append(
                 "\(ending): the consumer saw \(String(describing: end)), the stream ended as \(firstEnd ?? "-")")
         }
@@ -815,6 +923,9 @@ private struct StreamModel: ExplorationModel {
             parts.append("g\(machine.granted)h\(machine.demandHandler != nil)o\(outstanding)n\(handlers)")
         }
         parts.append("pf\(machine.producerFinished)\(machine.reportedYieldAfterFinish)")
+        parts.append(
+            "x\(taskCancelled)\(machine.cancelRequested)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
+        )
         if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
         parts.append(
             "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)"
@@ -830,6 +941,7 @@ private struct StreamModel: ExplorationModel {
         switch teardownInFlight {
         case nil: "none"
         case .consumerLoops: "loops"
+        case .consumerTerminated(let waitingSenders): "terminated(\(waitingSenders.count))"
         case .nothing: "nothing"
         case .resume(let waitingConsumer, let end, let waitingSenders, let result):
             "resume(\(waitingConsumer != nil),\(end != nil),\(waitingSenders.count),\(result))"
@@ -852,7 +964,7 @@ extension StreamModel.Event {
     /// Events that end the stream resume every waiting sender at once.
     var endsTheStream: Bool {
         switch self {
-        case .finish, .releaseSink, .consumerEnds, .teardownReturns: true
+        case .finish, .releaseSink, .consumerEnds, .teardownReturns, .next, .afterNilWakeup: true
         default: false
         }
     }

@@ -162,6 +162,50 @@ func callbackStreamCases() -> [SoakCase] {
         for await _ in stream { received += 1 }
         return received
     })
+    // A consumer waiting in next() is cancelled from another thread while its producer thread
+    // yields, and the teardown waits for that thread to leave (FileHandle's reader's shape):
+    // `Task.cancel()` returns every time, the loop ends after the teardown returned.
+    cases.append(SoakCase("CallbackStream cancel while waiting, teardown waits", elements: 1) { i, last in
+        let left = Count()
+        let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
+            let producer = Producer(); last.set(producer)
+            let stop = Count()
+            let gone = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                withExtendedLifetime(producer) {
+                    var value = 0
+                    while stop.current == 0 {
+                        if case .terminated = sink.yield(value) { break }
+                        value += 1
+                    }
+                }
+                left.add()
+                gone.signal()
+            }
+            return Cancellation {
+                stop.add()
+                gone.wait()
+            }
+        }
+        let started = DispatchSemaphore(value: 0)
+        let consumer = Task {
+            var received = 0
+            for await _ in stream {
+                received += 1
+                if received == 1 { started.signal() }
+            }
+            return received
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                started.wait()
+                consumer.cancel()  // never returned before the fix, after a few hundred ops
+                done.resume()
+            }
+        }
+        let received = await consumer.value
+        return received >= 1 && left.current == 1 ? 1 : 0
+    })
     return cases
 }
 

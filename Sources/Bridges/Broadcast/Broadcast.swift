@@ -64,8 +64,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         site = CallSite(fileID: fileID, line: line)
     }
 
-    /// Releasing the broadcast finishes it: its consumers end after what they have buffered.
-    deinit { end(nil) }
+    /// Releasing the broadcast ends it: its consumers end after what they have buffered. A
+    /// broadcast that can fail (`Failure` can hold ``BridgeError``) and was never finished ends
+    /// them with ``BridgeError/sinkDropped``: its producer was lost, so their loops must not read
+    /// as complete. A `Broadcast<Element>` (`Never`) finishes them normally.
+    deinit { end(BridgeError.sinkDropped as? Failure) }
 
     /// Offers `element` to every current subscriber, each through its own policy, synchronously
     /// on this thread: consumers that were waiting are resumed, and `onDrop` handlers called,
@@ -95,8 +98,13 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// (a producer actor, the main actor): consumers are resumed and `onDrop` handlers called
     /// there, with no hop off it.
     ///
-    /// - Returns: as ``yield(_:fileID:line:)``. If the calling task is cancelled while it waits, the
-    ///   element is delivered anyway (nothing is lost) and the result is `.stopProducing`.
+    /// - Returns: `.enqueued` once the element was delivered (as a stream sink's `await send`
+    ///   answers: a producer that awaits each send needs no pause signal), `.dropped` for a
+    ///   lossy subscriber's drop, `.terminated` if the broadcast was finished before the element
+    ///   was delivered (it reached nobody; a send that was waiting when ``finish()`` came is not
+    ///   reported as misuse). If the calling task is cancelled while it waits, the element is
+    ///   delivered anyway (nothing is lost) and the result is `.stopProducing`, or `.terminated`
+    ///   if the broadcast had finished meanwhile.
     @discardableResult
     public func send(
         _ element: Element,
@@ -104,21 +112,38 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         fileID: String = #fileID,
         line: UInt = #line
     ) async -> YieldResult {
+        var waited = false
         while true {
             var outbox = Outbox<Element, Failure>()
             let action = state.withLock { machine -> Machine.SendAction? in
+                // A send that was waiting when the broadcast finished reached nobody, by no
+                // mistake of its producer: `.terminated`, not a misuse report.
+                if waited && machine.isFinished { return .finishedWhileWaiting }
                 guard let action = machine.sendIfRoom(element) else { return nil }
                 Self.fanOut(&machine, element, action, into: &outbox)
                 return action
             }
             if let action {
                 outbox.perform()
-                return act(action, fileID: fileID, line: line)
+                let result = act(action, fileID: fileID, line: line)
+                if case .stopProducing = result { return .enqueued }
+                return result
             }
             await waitForRoom(isolation: isolation)
+            waited = true
             if Task.isCancelled {
-                yield(element, fileID: fileID, line: line)  // nothing is lost
-                return .stopProducing
+                // Nothing is lost: the element goes out now, past the full subscriber.
+                var outbox = Outbox<Element, Failure>()
+                let action = state.withLock { machine -> Machine.SendAction in
+                    if machine.isFinished { return .finishedWhileWaiting }
+                    let action = machine.yield(element)
+                    Self.fanOut(&machine, element, action, into: &outbox)
+                    return action
+                }
+                outbox.perform()
+                let result = act(action, fileID: fileID, line: line)
+                if case .enqueued = result { return .stopProducing }
+                return result
             }
         }
     }
@@ -294,6 +319,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         case .fanOut(let result, let evicted):
             withExtendedLifetime(evicted) {}  // released here, outside the lock
             return result
+        case .finishedWhileWaiting:
+            return .terminated
         case .reportSendAfterFinish:
             site.report(
                 .yieldAfterFinish,

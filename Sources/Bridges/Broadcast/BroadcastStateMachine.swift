@@ -63,6 +63,9 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         /// Finished: report the misuse (the ledger delivers the first and counts the rest), answer
         /// `.terminated`.
         case reportSendAfterFinish
+        /// An `await send` that waited for room found the broadcast finished when it resumed: its
+        /// element reached nobody, by no mistake of the producer (no report); answer `.terminated`.
+        case finishedWhileWaiting
     }
 
     @inlinable

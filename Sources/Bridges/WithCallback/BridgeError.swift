@@ -4,7 +4,7 @@
 /// `catch BridgeError.callbackDropped` or compare with `==`.
 public struct BridgeError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Code: Hashable, Sendable {
-        case callbackDropped, timedOut, missingValueAndError
+        case callbackDropped, timedOut, missingValueAndError, sinkDropped
     }
 
     private let code: Code
@@ -18,6 +18,12 @@ public struct BridgeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A `(T?, Error?)` completion handler was called with `nil` for both.
     public static let missingValueAndError = BridgeError(.missingValueAndError)
 
+    /// A throwing stream's producer was lost: every copy of a ``CallbackStream``'s sink was
+    /// released (or a ``ThrowingBroadcast`` was released) without `finish()`. The consumer's loop
+    /// throws this instead of ending as if the source had completed (Kotlin's `callbackFlow`
+    /// fails the same way when its block returns without `awaitClose`).
+    public static let sinkDropped = BridgeError(.sinkDropped)
+
     public var description: String {
         switch code {
         case .callbackDropped:
@@ -26,6 +32,8 @@ public struct BridgeError: Error, Hashable, Sendable, CustomStringConvertible {
             "BridgeError.timedOut: the bridge's timeout elapsed before the legacy API called back"
         case .missingValueAndError:
             "BridgeError.missingValueAndError: a (value?, error?) completion handler was called with neither"
+        case .sinkDropped:
+            "BridgeError.sinkDropped: the producer was released without finishing the stream (its source was lost, not completed)"
         }
     }
 

@@ -255,12 +255,20 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 case .suspend:
                     let delivery = await storage.suspend(isolation: actor)
                     delivery.demand?.report()
-                    guard let element = try delivery.result.get() else {
-                        // The end, or the cancellation that resumed this wait.
-                        if storage.state.withLock({ $0.takeCancellation() }) { return try Self.cancelled() }
+                    if let element = try delivery.result.get() { return element }
+                    // The end, or the cancellation that resumed this wait.
+                    switch storage.state.withLock({ $0.wokenWithNil() }) {
+                    case .terminate:
+                        // Ended here, in this task, not in its cancellation handler.
+                        storage.terminateConsumer(cancelled: true)
+                        action = storage.state.withLock { $0.next() }
+                        continue
+                    case .cancelled:
+                        return try Self.cancelled()
+                    case .end(let failure):
+                        if let failure { throw failure }
                         return nil
                     }
-                    return element
                 }
                 action = storage.state.withLock { $0.nextAskingBeforeSuspending() }
             }

@@ -71,7 +71,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// `.terminated`. While another thread runs the teardown (`.running`), a cancelled
         /// consumer that suspends, or was suspended, stays in `consumer` until
         /// `teardownReturned()` resumes it, so its loop still ends after the teardown.
-        case terminated
+        /// The payload is a failure the producer stored before the consumer was cancelled and
+        /// that the consumer has not been told yet: the stream ended as it ended, so its next
+        /// `next()` throws it (once) rather than `CancellationError` or `nil`.
+        case terminated(unreported: Failure?)
     }
 
     /// The builder, then the teardown it returned, tracked apart from the phase because the
@@ -164,6 +167,12 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
     /// `CancellationError`) once, then with `nil` like any ended stream.
     @usableFromInline var cancellationUnreported = false
+    /// The consumer's task was cancelled while it was suspended in `next()` (or about to be):
+    /// set by the task's cancellation handler, which only resumes the consumer. The consumer
+    /// then ends the stream itself, running the teardown in its own task: a teardown that waits
+    /// (for a reader thread that may be resuming this very task) never runs inside the
+    /// cancellation handler, where the task cannot make progress until the handler returns.
+    @usableFromInline var cancelRequested = false
     @usableFromInline var teardown: TeardownState
 
     // The waiting policies' fields, through `waiting`. Read only where the mode is `.suspending`
@@ -384,12 +393,17 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             // The producer's teardown is still running (on the thread that finished): wait for
             // it, so that whatever follows the consumer's loop sees it done.
             guard teardownDone else { return .suspend }
-            phase = .terminated
+            phase = .terminated(unreported: nil)
             return .end(failure)
-        case .terminated:
+        case .terminated(let unreported):
             // Cancelled while another thread runs the teardown: wait for it (`teardownReturned()`
-            // resumes the consumer, which then asks `takeCancellation()`).
+            // resumes the consumer, which then asks `wokenWithNil()`).
             if teardownRunning { return .suspend }
+            if let unreported {
+                phase = .terminated(unreported: nil)
+                cancellationUnreported = false
+                return .end(unreported)
+            }
             if takeCancellation() { return .cancelled }
             return .end(nil)
         case .idle:
@@ -434,11 +448,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         switch phase {
         case .finished(let failure) where buffer.isEmpty:
             consumer = nil
-            phase = .terminated
+            phase = .terminated(unreported: nil)
             return (waiting, failure)
-        case .terminated:
+        case .terminated(let unreported):
             consumer = nil
-            return (waiting, nil)
+            phase = .terminated(unreported: nil)
+            if unreported != nil { cancellationUnreported = false }
+            return (waiting, unreported)
         case .idle, .streaming, .finished:
             return nil
         }
@@ -462,6 +478,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         if consumer != nil { return .concurrentIteration(continuation) }
         switch next() {
         case .suspend:
+            if cancelRequested, case .streaming = phase {
+                // The task's cancellation handler ran before this continuation was stored: the
+                // consumer is resumed at once and ends the stream itself (`wokenWithNil()`).
+                return .resume(continuation, Wakeup(.success(nil)), sender: nil)
+            }
             consumer = continuation
             guard mode == .suspending, capacity == 0, case .streaming = phase, granted == 0,
                 let handler = demandHandler
@@ -519,20 +540,23 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func consumerTerminated(cancelled: Bool) -> TerminateAction {
         switch phase {
         case .idle:
-            phase = .terminated
+            phase = .terminated(unreported: nil)
             cancellationUnreported = cancelled
             return .terminate(
                 builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil,
                 demand: nil)
         case .streaming, .finished:
-            // A producer that finished with nothing left to deliver ended the stream first: the
-            // consumer's cancellation cuts nothing short, and its loop ends as the stream did.
-            if case .finished = phase, buffer.isEmpty {
+            // A producer that failed ended the stream before the cancellation: the loop ends as
+            // the stream did, with the failure (the elements still buffered are discarded, as on
+            // any cancellation). A producer that finished with nothing left to deliver ended it
+            // first too: the cancellation cuts nothing short. Otherwise the cancellation ended it.
+            if case .finished(let failure) = phase, failure != nil || buffer.isEmpty {
                 cancellationUnreported = false
+                phase = .terminated(unreported: failure)
             } else {
                 cancellationUnreported = cancelled
+                phase = .terminated(unreported: nil)
             }
-            phase = .terminated
             // While another thread runs the teardown, a suspended consumer stays: the
             // teardown's return resumes it.
             let waiting = teardownRunning ? nil : consumer
@@ -556,12 +580,54 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         }
     }
 
-    /// Whether the consumer's cancellation ended the stream and it has not been told yet; a
-    /// consumer resumed with nil asks this once (the answer is true only once).
+    /// Whether the consumer's cancellation ended the stream and it has not been told yet
+    /// (the answer is true only once).
     @inlinable
     mutating func takeCancellation() -> Bool {
         defer { cancellationUnreported = false }
         return cancellationUnreported
+    }
+
+    /// The consumer's task was cancelled (its cancellation handler, on any thread): marks it, and
+    /// returns the suspended consumer to resume with nil, so that it ends the stream itself, in
+    /// its own task (``wokenWithNil()``). Nothing else happens here: no teardown runs inside a
+    /// cancellation handler. A consumer waiting for a teardown another thread runs stays until
+    /// `teardownReturned()`.
+    @inlinable
+    mutating func consumerCancelled() -> Consumer? {
+        cancelRequested = true
+        guard case .streaming = phase, let waiting = consumer else { return nil }
+        consumer = nil
+        return waiting
+    }
+
+    @usableFromInline
+    enum NilWakeupAction {
+        /// The cancellation handler resumed the consumer: end the stream from the consumer's task
+        /// (`consumerTerminated(cancelled: true)`, teardown included), then ask `next()`.
+        case terminate
+        /// The stream ended while the consumer's task was cancelled first.
+        case cancelled
+        /// The end: throw the failure, or return nil.
+        case end(Failure?)
+    }
+
+    /// A consumer suspended in `next()` was resumed with nil: the end, its cancellation, or the
+    /// `nil` of a second concurrent iteration.
+    @inlinable
+    mutating func wokenWithNil() -> NilWakeupAction {
+        // Resumed by the cancellation handler; the producer may have finished since (then the
+        // consumer's own termination keeps a failure it stored: the stream ends as it ended).
+        switch phase {
+        case .streaming, .finished: if cancelRequested { return .terminate }
+        case .idle, .terminated: break
+        }
+        if takeCancellation() { return .cancelled }
+        if case .terminated(let unreported?) = phase {
+            phase = .terminated(unreported: nil)
+            return .end(unreported)
+        }
+        return .end(nil)
     }
 
     // MARK: - Yield
@@ -732,7 +798,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             self.waiting?.demandHandler = nil
             if let waiting = consumer {
                 consumer = nil
-                phase = .terminated
+                phase = .terminated(unreported: nil)
                 return .finish(consumer: waiting, failure, senders: [], teardown: teardown, demand: demand)
             }
             var resumed: [SenderContinuation] = []
@@ -760,11 +826,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     /// Every copy of the sink was released. If the producer had not finished, the stream
-    /// finishes (and this is reported) so that the consumer does not wait forever.
+    /// finishes (and this is reported) so that the consumer does not wait forever: with
+    /// `lostProducer` (``BridgeError/sinkDropped`` where `Failure` can hold it), so that a lost
+    /// source never reads as a completed one, else normally.
     @inlinable
-    mutating func producerReleased() -> FinishAction? {
+    mutating func producerReleased(lostProducer: Failure?) -> FinishAction? {
         guard case .streaming = phase, !producerFinished else { return nil }
-        let action = finish(nil)
+        let action = finish(lostProducer)
         reportedYieldAfterFinish = true  // nobody can yield through a released sink
         return action
     }

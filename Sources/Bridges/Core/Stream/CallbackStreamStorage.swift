@@ -30,12 +30,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 
     // MARK: Consumer side
 
-    /// Ends the iteration from the consumer's side (its task was cancelled or its iterator
-    /// released). The teardown runs first, so the consumer's loop ends after it; if another
-    /// thread is running it, the consumer stays suspended until that thread's
-    /// `teardownReturned()`. A consumer suspended in `next()` is resumed with nil and then asks
-    /// the state machine whether that nil was its cancellation
-    /// (``CallbackStreamStateMachine/takeCancellation()``).
+    /// Ends the iteration from the consumer's side: from the consumer's own task once it saw its
+    /// cancellation (never from the task's cancellation handler: see `cancelConsumer()`), or
+    /// from the iterator's release. The teardown runs first, so the consumer's loop ends after
+    /// it; if another thread is running it, the consumer stays suspended until that thread's
+    /// `teardownReturned()`.
     @inlinable
     func terminateConsumer(cancelled: Bool) {
         guard
@@ -89,8 +88,18 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 }
             }
         } onCancel: {
-            terminateConsumer(cancelled: true)
+            cancelConsumer()
         }
+    }
+
+    /// The consumer's cancellation handler: resumes the suspended consumer with nil and does
+    /// nothing else. The consumer ends the stream from its own task (`terminateConsumer`), so a
+    /// teardown that waits, for a reader thread or a handler in progress on another thread,
+    /// never waits inside the handler: a thread resuming this task meanwhile would wait for
+    /// the handler to return, and `Task.cancel()` would never return.
+    @inlinable
+    func cancelConsumer() {
+        state.withLock { $0.consumerCancelled() }?.resume(returning: Wakeup(.success(nil)))
     }
 
     // MARK: Producer side
@@ -171,11 +180,13 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 
     @usableFromInline
     func producerReleased() {
-        guard let action = state.withLock({ $0.producerReleased() }) else { return }
+        // A throwing stream ends with the cause, never as if the source had completed.
+        let lost = BridgeError.sinkDropped as? Failure
+        guard let action = state.withLock({ $0.producerReleased(lostProducer: lost) }) else { return }
         site.report(
             .sinkDropped,
             "the producer released every copy of the CallbackStream's sink without calling finish(); the stream "
-                + "finished so that its consumer does not wait forever. Keep the sink for as long as the source can "
+                + "ended (a throwing one with BridgeError.sinkDropped) so that its consumer does not wait forever. Keep the sink for as long as the source can "
                 + "produce (in the delegate proxy or the callback the source retains) and call finish() or "
                 + "finish(throwing:) when the source ends.",
             bridge: nil  // once per stream by construction, and reported from the sink's deinit
