@@ -62,9 +62,12 @@ let package = Package(
         .target(name: "CBridgesRuntime"),
         .target(name: "BridgesCombine", dependencies: ["Bridges", openCombineOnLinux], swiftSettings: availability),
         .target(name: "BridgesTesting", dependencies: ["Bridges"], swiftSettings: availability),
+        // BridgesTesting's helpers without XCTest and Testing (its folders, linked), for the
+        // executables: an executable that links a test framework does not load on macOS.
+        .target(name: "ExampleTesting", dependencies: ["Bridges"], swiftSettings: availability),
         .executableTarget(
             name: "BridgesTour",
-            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
+            dependencies: ["Bridges", "BridgesCombine", "ExampleTesting"],
             swiftSettings: availability
         ),
         .testTarget(
@@ -84,10 +87,10 @@ let package = Package(
         example("MovieStore", dependencies: ["Bridges", "ExampleSupport"]),
         example("LogTailer", dependencies: ["Bridges", "ExampleSupport"]),
         example("FeedReader", dependencies: ["Bridges", "ExampleSupport"]),
-        example("WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
-        example("AccountsScreen", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting", openCombineOnLinux]),
-        example("SearchScreen", dependencies: ["Bridges", "BridgesTesting", openCombineOnLinux]),
-        example("ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], exclude: ["LegacyKit"]),
+        example("WeatherSDK", dependencies: ["Bridges", "ExampleTesting", "ExampleSupport"]),
+        example("AccountsScreen", dependencies: ["Bridges", "BridgesCombine", "ExampleTesting", openCombineOnLinux]),
+        example("SearchScreen", dependencies: ["Bridges", "ExampleTesting", openCombineOnLinux]),
+        example("ProfileScreen", dependencies: ["Bridges", "ExampleTesting", "ProfileLegacyKit"], exclude: ["LegacyKit"]),
         .target(
             name: "ProfileLegacyKit",
             path: "Examples/ProfileScreen/LegacyKit",
@@ -97,7 +100,9 @@ let package = Package(
             name: "ExamplesTests",
             dependencies: [
                 "MovieStore", "LogTailer", "FeedReader", "WeatherSDK", "AccountsScreen", "SearchScreen", "ProfileScreen",
-                "ExampleSupport", "Bridges", "BridgesTesting",
+                // ExampleTesting, not BridgesTesting: the examples' quiescence scopes and the
+                // tests' must be one router (two would each replace the other's runtime hook).
+                "ExampleSupport", "Bridges", "ExampleTesting",
             ],
             swiftSettings: availability
         ),
