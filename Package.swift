@@ -61,10 +61,13 @@ let package = Package(
         // What needs C (see its header): a flag read without a lock, and the futex lock on Linux.
         .target(name: "CBridgesRuntime"),
         .target(name: "BridgesCombine", dependencies: ["Bridges", openCombineOnLinux], swiftSettings: availability),
-        .target(name: "BridgesTesting", dependencies: ["Bridges"], swiftSettings: availability),
+        .target(name: "BridgesTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
         // BridgesTesting's helpers without XCTest and Testing (its folders, linked), for the
         // executables: an executable that links a test framework does not load on macOS.
-        .target(name: "ExampleTesting", dependencies: ["Bridges"], swiftSettings: availability),
+        .target(name: "ExampleTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
+        // withSerialTasks' scheduler: the one owner of the runtime's enqueue hook in a process, shared
+        // by BridgesTesting and ExampleTesting (both are linked into the package's test bundle).
+        .target(name: "BridgesQuiescence", dependencies: ["Bridges"], swiftSettings: availability),
         .executableTarget(
             name: "BridgesTour",
             dependencies: ["Bridges", "BridgesCombine", "ExampleTesting"],
@@ -100,8 +103,8 @@ let package = Package(
             name: "ExamplesTests",
             dependencies: [
                 "MovieStore", "LogTailer", "FeedReader", "WeatherSDK", "AccountsScreen", "SearchScreen", "ProfileScreen",
-                // ExampleTesting, not BridgesTesting: the examples' quiescence scopes and the
-                // tests' must be one router (two would each replace the other's runtime hook).
+                // ExampleTesting, as the examples themselves: importing BridgesTesting too would
+                // show every helper twice.
                 "ExampleSupport", "Bridges", "ExampleTesting",
             ],
             swiftSettings: availability

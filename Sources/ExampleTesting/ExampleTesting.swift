@@ -6,7 +6,9 @@
 // macOS SwiftPM sets up those frameworks' paths for the test runner only, so an executable that
 // links them does not load (`swift run` fails at launch). The folders here are symbolic links
 // to BridgesTesting's own: one source, two modules. Only the reporting differs: a failure is
-// printed, as BridgesTesting does outside any test.
+// printed, as BridgesTesting does outside any test. The scheduler behind `withSerialTasks`
+// (BridgesQuiescence) is one module for both, so a process that links both (the package's test
+// bundle) has one owner of the runtime's enqueue hook.
 @_exported import Bridges
 
 /// Where a helper's failure goes besides the printed line: the tests of the examples set it (to
