@@ -61,10 +61,16 @@ let package = Package(
         // What needs C (see its header): a flag read without a lock, and the futex lock on Linux.
         .target(name: "CBridgesRuntime"),
         .target(name: "BridgesCombine", dependencies: ["Bridges", openCombineOnLinux], swiftSettings: availability),
-        .target(name: "BridgesTesting", dependencies: ["Bridges"], swiftSettings: availability),
+        .target(name: "BridgesTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
+        // BridgesTesting's helpers without XCTest and Testing (its folders, linked), for the
+        // executables: an executable that links a test framework does not load on macOS.
+        .target(name: "ExampleTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
+        // withSerialTasks' scheduler: the one owner of the runtime's enqueue hook in a process, shared
+        // by BridgesTesting and ExampleTesting (both are linked into the package's test bundle).
+        .target(name: "BridgesQuiescence", dependencies: ["Bridges"], swiftSettings: availability),
         .executableTarget(
             name: "BridgesTour",
-            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
+            dependencies: ["Bridges", "BridgesCombine", "ExampleTesting"],
             swiftSettings: availability
         ),
         .testTarget(
@@ -84,10 +90,10 @@ let package = Package(
         example("MovieStore", dependencies: ["Bridges", "ExampleSupport"]),
         example("LogTailer", dependencies: ["Bridges", "ExampleSupport"]),
         example("FeedReader", dependencies: ["Bridges", "ExampleSupport"]),
-        example("WeatherSDK", dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"]),
-        example("AccountsScreen", dependencies: ["Bridges", "BridgesCombine", "BridgesTesting", openCombineOnLinux]),
-        example("SearchScreen", dependencies: ["Bridges", "BridgesTesting", openCombineOnLinux]),
-        example("ProfileScreen", dependencies: ["Bridges", "BridgesTesting", "ProfileLegacyKit"], exclude: ["LegacyKit"]),
+        example("WeatherSDK", dependencies: ["Bridges", "ExampleTesting", "ExampleSupport"]),
+        example("AccountsScreen", dependencies: ["Bridges", "BridgesCombine", "ExampleTesting", openCombineOnLinux]),
+        example("SearchScreen", dependencies: ["Bridges", "ExampleTesting", openCombineOnLinux]),
+        example("ProfileScreen", dependencies: ["Bridges", "ExampleTesting", "ProfileLegacyKit"], exclude: ["LegacyKit"]),
         .target(
             name: "ProfileLegacyKit",
             path: "Examples/ProfileScreen/LegacyKit",
@@ -97,7 +103,9 @@ let package = Package(
             name: "ExamplesTests",
             dependencies: [
                 "MovieStore", "LogTailer", "FeedReader", "WeatherSDK", "AccountsScreen", "SearchScreen", "ProfileScreen",
-                "ExampleSupport", "Bridges", "BridgesTesting",
+                // ExampleTesting, as the examples themselves: importing BridgesTesting too would
+                // show every helper twice.
+                "ExampleSupport", "Bridges", "ExampleTesting",
             ],
             swiftSettings: availability
         ),

@@ -25,7 +25,7 @@ let package = Package(
                 .product(name: "Bridges", package: "Bridges"),
                 .product(name: "BridgesCombine", package: "Bridges"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 "CMallocInfo",
             ]
         ),
@@ -36,7 +36,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Bridges", package: "Bridges"),
                 .product(name: "BridgesCombine", package: "Bridges"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 "CMallocInfo",
             ]
         ),

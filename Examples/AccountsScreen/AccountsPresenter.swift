@@ -17,12 +17,13 @@ public protocol AccountsView: AnyObject, Sendable {
 /// The presenter: renders the facade's state and forwards the user's commands.
 public final class AccountsPresenter: Sendable {
     private let facade: any AccountsFacade
-    private weak let view: (any AccountsView)?
+    private let viewReference: WeakAccountsView
     private let bag = CancellationBag()
+    private var view: (any AccountsView)? { viewReference.view }
 
     public init(facade: any AccountsFacade, view: any AccountsView) {
         self.facade = facade
-        self.view = view
+        self.viewReference = WeakAccountsView(view: view)
     }
 
     // snippet:begin accountsScreen.after
@@ -49,12 +50,19 @@ public final class AccountsPresenter: Sendable {
     }
 }
 
+/// The view, held weakly by a `Sendable` presenter. A stored `weak let` would say the same, but
+/// it needs Swift 6.2.3 (Xcode 26.2), above the package's Swift 6.2.0 floor.
+struct WeakAccountsView: Sendable {
+    weak var view: (any AccountsView)?
+}
+
 /// The presenter as first written: `.values` in an unstructured `Task` that captures `self`.
 /// The task holds the presenter until the publisher finishes (never), so every visit to the
 /// screen leaks a presenter and a subscription, unless someone remembers to call `stop()`.
+@available(BridgesCombineValues, *)  // Combine's `values`
 public final class LeakyAccountsPresenter: @unchecked Sendable {  // `task` is written once, in viewDidLoad, before any other access
     private let facade: any AccountsFacade
-    private weak let view: (any AccountsView)?
+    private weak var view: (any AccountsView)?
     private var task: Task<Void, Never>?
 
     public init(facade: any AccountsFacade, view: any AccountsView) {

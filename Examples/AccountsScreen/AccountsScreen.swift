@@ -4,7 +4,7 @@ import Combine
 import OpenCombine
 #endif
 import Bridges
-import BridgesTesting
+import ExampleTesting
 import Foundation
 
 /// The backend in this example (and its test): two controllable fakes.
@@ -82,7 +82,8 @@ public func runAccountsScreen(log: @Sendable (String) -> Void = { print($0) }) a
         report.timedOutRequestCancelled = stuck.isCancelled
         log("reload timed out on virtual time: \(view.errors), request cancelled: \(stuck.isCancelled)")
 
-        weak let released = presenter
+        weak var released: AnyObject?
+        released = presenter
         presenter = nil
         await runUntilIdle()
         report.presenterReleased = released == nil
@@ -93,7 +94,8 @@ public func runAccountsScreen(log: @Sendable (String) -> Void = { print($0) }) a
         var leaky: LeakyAccountsPresenter? = LeakyAccountsPresenter(facade: facade, view: RecordingAccountsView())
         leaky?.viewDidLoad()
         await runUntilIdle()
-        weak let leaked = leaky
+        weak var leaked: LeakyAccountsPresenter?
+        leaked = leaky
         leaky = nil
         await runUntilIdle()
         report.leakyPresenterReleased = leaked == nil

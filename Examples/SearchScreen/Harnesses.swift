@@ -4,7 +4,7 @@ import Combine
 import OpenCombine
 #endif
 import Bridges
-import BridgesTesting
+import ExampleTesting
 
 /// One search screen test, written once and run against both view models: it types, moves
 /// virtual time, publishes catalogs, and finally releases the model.
@@ -55,7 +55,8 @@ public final class AsyncSearchHarness: SearchScreenHarness {
     public func advance(milliseconds: Int) async { await clock.advance(by: .milliseconds(milliseconds)) }
 
     public func release() async -> (deallocated: Bool, catalogReleased: Bool) {
-        weak let released = model
+        weak var released: AnyObject?
+        released = model
         model = nil
         await runUntilIdle()
         await clock.expectNoPendingSleepers()
@@ -85,7 +86,8 @@ public final class CombineSearchHarness: SearchScreenHarness {
     public func advance(milliseconds: Int) async { scheduler.advance(by: .milliseconds(milliseconds)) }
 
     public func release() async -> (deallocated: Bool, catalogReleased: Bool) {
-        weak let released = model
+        weak var released: AnyObject?
+        released = model
         model = nil
         return (released == nil, catalogCancelled)
     }

@@ -1,5 +1,5 @@
 import Bridges
-import BridgesTesting
+import ExampleTesting
 import Dispatch
 import ExampleSupport
 

@@ -66,7 +66,8 @@ import OpenCombine
     @MainActor
     @Test func asyncFuture_sinkInAMainActorClass_runsOnTheMainActor() async {
         var wallet: Wallet? = Wallet()
-        weak let released = wallet
+        weak var released: AnyObject?
+        released = wallet
         wallet?.load()
         await wallet?.done.wait()
         #expect(wallet?.balance == 42)
@@ -78,7 +79,8 @@ import OpenCombine
     @MainActor
     @Test func asyncFuture_throwing_sinkInAMainActorClass_runsOnTheMainActor() async {
         var wallet: Wallet? = Wallet()
-        weak let released = wallet
+        weak var released: AnyObject?
+        released = wallet
         wallet?.loadThrowing()
         await wallet?.done.wait()
         #expect(wallet?.balance == 7)
@@ -91,7 +93,8 @@ import OpenCombine
     @Test func eraseToAnyPublisher_sinkInAMainActorClass_runsOnTheMainActor() async {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var wallet: Wallet? = Wallet()
-        weak let released = wallet
+        weak var released: AnyObject?
+        released = wallet
         wallet?.follow(stream)
         continuation.yield(1)
         continuation.yield(2)

@@ -79,7 +79,7 @@ import Testing
         async let first: Void = withSerialTasks {
             let task = Task {
                 blocking.yield()
-                release.wait()  // blocks this scope's executor until the other scope is done
+                blockThread(until: release)  // blocks this scope's executor until the other scope is done
                 log.append("first")
             }
             await task.value

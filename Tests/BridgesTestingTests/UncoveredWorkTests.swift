@@ -38,7 +38,7 @@ import Testing
         await withKnownIssue {
             await withSerialTasks(timeout: .seconds(2)) {
                 let waiter = Task {
-                    semaphore.wait()
+                    blockThread(until: semaphore)
                     log.append("unblocked")
                 }
                 let signaller = Task {

@@ -171,7 +171,8 @@ struct CallbackStreamCancellationEndTests {
 
     @Test func throwingBroadcast_consumerCancelled_throwsCancellationError() async {
         let broadcast = ThrowingBroadcast<Int, any Error>()
-        weak let released = broadcast
+        weak var released: AnyObject?
+        released = broadcast
         let received = Signal()
         let task = Self.consume(broadcast.stream(), firstReceived: received)
         await broadcast.waitForSubscribers(1)

@@ -42,7 +42,7 @@ struct DiagnosticsHandlerFlagTests {
                 captured = (before, inside)
                 done.signal()
             }.start()
-            done.wait()
+            blockThread(until: done)
             precondition(captured?.before == false, "no handler before withHandler")
             precondition(
                 captured?.inside == true, "a bridge made inside the synchronous form on a thread captures its handler")

@@ -113,7 +113,8 @@ struct DiagnosticsLedgerTests {
             if diagnostic.fileID == #fileID { seen.append(diagnostic) }
         }
         let broadcast = Broadcast<Int>()
-        weak let released = broadcast
+        weak var released: AnyObject?
+        released = broadcast
         broadcast.finish()
         for value in 0..<1_000 { broadcast.yield(value) }
         #expect(seen.values.map(\.kind) == [.yieldAfterFinish])

@@ -92,7 +92,8 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func withCompletion_onMainActor() async {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         let token = screen!.loadWithCompletion()
         await screen!.done.wait()
         #expect(screen?.title == "loaded 7")
@@ -105,7 +106,8 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func subscribe_onMainActor() async {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         let token = screen!.subscribe(to: Self.finite())
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
@@ -118,7 +120,8 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func forEachWeak() async {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         screen!.follow(Self.finite())
         await screen!.done.wait()
         #expect(screen?.items == [1, 2, 3])
@@ -130,7 +133,8 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func runTaskWeak() async {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         screen!.refresh()
         await screen!.done.wait()
         #expect(screen?.title == "refreshed 42")
@@ -143,7 +147,8 @@ struct MainActorEntryPointsTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @MainActor @Test func collectLatestWeak() async {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         screen!.search(Self.finite())
         await screen!.done.wait()
         #expect(screen?.items.last == 3)
@@ -155,7 +160,8 @@ struct MainActorEntryPointsTests {
 
     @MainActor @Test func withCallback_bodyOnTheCallersActor() async throws {
         var screen: Screen? = Screen()
-        weak let released = screen
+        weak var released: AnyObject?
+        released = screen
         #expect(try await screen!.start() == 1)
         #expect(screen?.title == "started")
         let deinitialized = screen!.deinitialized

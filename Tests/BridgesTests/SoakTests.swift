@@ -181,12 +181,16 @@ enum SoakRound {
     }
 }
 
-/// Resident set size from /proc/self/statm (Linux); 0 where unavailable.
+/// Resident set size from /proc/self/statm (Linux); 0 elsewhere.
 func residentBytes() -> Int {
+    #if os(Linux)
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    #else
+    return 0
+    #endif
 }
 
 /// Asks glibc to hand freed memory back to the OS (`malloc_trim(0)`, looked up at run time:

@@ -11,7 +11,8 @@ struct WeakOwnerForEachTests {
         let deinitGate = LifetimeGate()
         let taskEnded = LifetimeGate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
-        weak let weakModel = model
+        weak var weakModel: AnyObject?
+        weakModel = model
         model!.bind(to: source.stream, probe: DeinitSignal(taskEnded))
 
         source.continuation.yield([1])
@@ -101,7 +102,8 @@ struct WeakOwnerForEachTests {
         let finished = LifetimeRecorder<Int>()
         let proceed = LifetimeGate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        weak let weakOwner = owner
+        weak var weakOwner: AnyObject?
+        weakOwner = owner
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
             entered.record(value)

@@ -1,7 +1,7 @@
 #if canImport(Combine) || OpenCombine
 @testable import AccountsScreen
 import Bridges
-import BridgesTesting
+import ExampleTesting
 import Testing
 
 @Suite("Example: AccountsScreen", .timeLimit(.minutes(3)))
@@ -9,7 +9,9 @@ struct AccountsScreenTests {
     /// The presenter test of DESIGN.md scenario 1: the real facade over fake backends, virtual
     /// time for the timeout, `runUntilIdle()` for the fire-and-forget deletion.
     @Test func presenterRendersFacadeState_firesAndForgetsCommands_andIsReleasedWithItsSubscription() async throws {
-        try await withBridgesDiagnosticsAsFailures {
+        recordExampleTestingFailuresAsIssues()
+        let diagnostics = LockedState<[BridgeDiagnostic]>([])
+        try await Diagnostics.withHandler({ report in diagnostics.withLock { $0.append(report) } }) {
             try await withLeakTracking { tracker in
                 let backend = FakeAccountsBackend()
                 let clock = TestClock()
@@ -51,6 +53,7 @@ struct AccountsScreenTests {
                 }
             }
         }
+        #expect(diagnostics.withLock { $0 }.isEmpty)
     }
 
     @Test func exampleRun() async throws {

@@ -6,7 +6,11 @@
 import Bridges
 import BridgesCombine
 import Foundation
+#if canImport(Combine)
+import Combine  // Apple platforms: BridgesCombine is built on Apple's Combine, so the cases use its publishers
+#else
 import OpenCombine
+#endif
 
 enum CombineSource: String, Sendable { case range, subject }
 

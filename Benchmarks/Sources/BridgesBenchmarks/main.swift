@@ -70,8 +70,12 @@ func runAll() async -> Int32 {
 /// The 1/5/15-minute load averages: wall-clock figures of hand-over-heavy cases (rendezvous,
 /// queue hops) move with what else the 2 cores are doing; compare only within one run.
 func loadAverage() -> String {
+    #if os(Linux)
     ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "n/a")
         .split(separator: " ").prefix(3).joined(separator: " ")
+    #else
+    "n/a"
+    #endif
 }
 
 Task { @MainActor in

@@ -5,7 +5,11 @@ import Bridges
 import BridgesCombine
 import Dispatch
 import Foundation
+#if canImport(Combine)
+import Combine  // Apple platforms: BridgesCombine is built on Apple's Combine, so the cases use its publishers
+#else
 import OpenCombine
+#endif
 import Synchronization
 
 struct SoakError: Error, Equatable { let code: Int }

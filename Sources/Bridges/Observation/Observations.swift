@@ -136,18 +136,18 @@ private final class ObservationTracker<Model: AnyObject & Sendable, Value: Senda
 /// or, without firing, when the model is deallocated, which ends the stream.
 @available(BridgesObservation, *)
 private final class ChangeSignal<Model: AnyObject & Sendable, Value: Sendable>: Sendable {
-    private weak let tracker: ObservationTracker<Model, Value>?
+    private let tracker: WeakReference<ObservationTracker<Model, Value>>
     private let fired = LockedState(false)
 
-    init(_ tracker: ObservationTracker<Model, Value>) { self.tracker = tracker }
+    init(_ tracker: ObservationTracker<Model, Value>) { self.tracker = WeakReference(tracker) }
 
     func fire() {
         fired.withLock { $0 = true }
-        tracker?.scheduleRead()
+        tracker.object?.scheduleRead()
     }
 
     deinit {
-        if !fired.withLock({ $0 }) { tracker?.modelGone() }
+        if !fired.withLock({ $0 }) { tracker.object?.modelGone() }
     }
 }
 #endif

@@ -124,7 +124,7 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
         // Unchecked: the handler was `sending` into this task, which alone holds it, and goes,
         // for one awaited call at a time, into the isolation it declares (`handler.isolation`):
         // the crossing `await handler(…)` makes when it hops there.
-        let isolated = Handoff(handler)
+        let isolated = _OwnerHandler(handler)
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
@@ -156,13 +156,28 @@ func _callOwnerHandler<Element: Sendable, Owner: AnyObject & Sendable>(
     _ element: Element,
     to reference: WeakReference<Owner>,
     control: WeakOwnerTask,
-    handler: Handoff<@isolated(any) (Owner, Element) async -> Void>
+    handler: _OwnerHandler<Owner, Element>
 ) async -> Bool {
     guard control.core.isActive else { return false }
     guard let owner = reference.object else {
         control.foundOwnerGone()
         return false
     }
-    await handler.value(owner, element)
+    await handler.call(owner, element)
     return true
+}
+
+/// A weak-owner task's handler, carried into the isolation it declares. A class with the
+/// function as a stored property, not a `Handoff` of it: as a generic argument an
+/// `@isolated(any)` function type needs its runtime metadata, which exists only from macOS 15 /
+/// iOS 18 (the compiler rejects it below), while a stored property of that type needs none.
+///
+/// Unchecked: the handler was `sending` into the task, which alone holds this box, and calls it
+/// once at a time, in the handler's own isolation.
+@usableFromInline
+final class _OwnerHandler<Owner, Element>: @unchecked Sendable {
+    @usableFromInline let call: @isolated(any) (Owner, Element) async -> Void
+
+    @inlinable
+    init(_ call: @escaping @isolated(any) (Owner, Element) async -> Void) { self.call = call }
 }

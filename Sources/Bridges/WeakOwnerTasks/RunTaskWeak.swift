@@ -98,5 +98,5 @@ func _weakOwnerOneShot<Owner: AnyObject & Sendable, Success: Sendable>(
     // made there wins; one from another thread may cross the call being started, which then
     // sees its task cancelled.
     // Unchecked as in `_weakOwnerLoop`: `apply` is called once, in its own isolation.
-    _ = await _callOwnerHandler(apply.isolation, result, to: reference, control: control, handler: Handoff(apply))
+    _ = await _callOwnerHandler(apply.isolation, result, to: reference, control: control, handler: _OwnerHandler(apply))
 }

@@ -1,3 +1,4 @@
+import BridgesQuiescence
 import Dispatch
 
 /// Runs `operation` with every task it starts executed one job at a time on a serial executor

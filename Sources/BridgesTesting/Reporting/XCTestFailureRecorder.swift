@@ -6,6 +6,8 @@
 // platforms (where `recordFailure(withDescription:…)` is unavailable to Swift), and
 // `recordFailure(withDescription:inFile:atLine:expected:)` in swift-corelibs-xctest, which has
 // no `XCTIssue`.
+import Dispatch
+import Foundation
 import XCTest
 
 enum XCTestFailureRecorder {
@@ -15,14 +17,33 @@ enum XCTestFailureRecorder {
         func testCaseDidFinish(_ testCase: XCTestCase) { current.withLock { if $0 === testCase { $0 = nil } } }
     }
 
-    private static let observer: Observer = {
-        let observer = Observer()
-        XCTestObservationCenter.shared.addTestObserver(observer)
-        return observer
-    }()
+    private static let observer = Observer()
+    private static let registered = LockedState(false)
 
-    /// Registers the observer; call early (BridgesTesting does when a helper is first used).
-    static func start() { _ = observer }
+    /// Registers the observer on the main thread, where Apple's XCTest requires it ("Test
+    /// observers can only be registered and unregistered on the main thread"); called when a
+    /// helper is first used. On another thread (an async test) registration is queued to the
+    /// main queue, which XCTest's runner drains while it waits for the test; until then
+    /// failures go through `XCTFail` with the location in the message (see `_reportTestFailure`).
+    static func start() {
+        if Thread.isMainThread {
+            MainActor.assumeIsolated { register() }
+        } else {
+            DispatchQueue.main.async { register() }  // a main-queue block runs on the main actor
+        }
+    }
+
+    /// Main-actor isolated: whether or not the SDK marks XCTest's observation API `@MainActor`,
+    /// the call is made where XCTest requires it.
+    @MainActor
+    private static func register() {
+        let first = registered.withLock { registered in
+            defer { registered = true }
+            return !registered
+        }
+        guard first else { return }
+        XCTestObservationCenter.shared.addTestObserver(observer)
+    }
 
     static var isRunningXCTest: Bool { observer.current.withLock { $0 != nil } }
 

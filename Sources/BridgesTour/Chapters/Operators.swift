@@ -1,5 +1,5 @@
 import Bridges
-import BridgesTesting
+import ExampleTesting
 
 /// A search whose first call ignores cancellation: a cancelled sleep returns at once, and the
 /// stale answer is returned anyway (what many legacy-wrapping searches do).

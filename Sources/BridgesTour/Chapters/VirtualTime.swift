@@ -1,5 +1,5 @@
 import Bridges
-import BridgesTesting
+import ExampleTesting  // BridgesTesting's helpers without XCTest and Testing, which an executable cannot link on macOS
 
 /// Debounce over any AsyncSequence on any clock: the kind of time-based code a test must not
 /// wait for in real time. (BridgesTesting ships no operators; this one is the chapter's own.)

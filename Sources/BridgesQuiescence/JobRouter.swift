@@ -46,6 +46,7 @@
 // toolchain (Swift 6.3): children (`async let`, groups) inherit the preference, but a plain
 // `Task {}` does not, and fire-and-forget `Task {}` is exactly what tests need to settle. The
 // hook with task-local attribution covers both, and works back to the oldest OS versions.
+import Bridges
 import Dispatch
 
 #if canImport(Darwin)
@@ -58,24 +59,24 @@ import Musl
 
 /// The runtime's id of a job's task (0 for a job that is not a task, or where the runtime has
 /// no such entry point). Task ids are 64-bit and never reused within a process.
-func _taskID(of job: UnownedJob) -> UInt64 {
+package func _taskID(of job: UnownedJob) -> UInt64 {
     RuntimeEntryPoints.getJobTaskID.map { $0(job) } ?? 0
 }
 
 /// The runtime's id of the current task, or nil outside a task.
-func currentTaskID() -> UInt64? {
+package func currentTaskID() -> UInt64? {
     // An `UnsafeCurrentTask` is a pointer to the task, which is a job.
     withUnsafeCurrentTask { task in task.map { _taskID(of: unsafeBitCast($0, to: UnownedJob.self)) } }
 }
 
-final class JobRouter: Sendable {
-    typealias Original = @convention(thin) (UnownedJob) -> Void
-    typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+package final class JobRouter: Sendable {
+    package typealias Original = @convention(thin) (UnownedJob) -> Void
+    package typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
 
-    static let shared = JobRouter()
+    package static let shared = JobRouter()
 
     /// The scope the current task runs in (inherited by `Task {}` and child tasks).
-    @TaskLocal static var scope: UInt64?
+    @TaskLocal package static var scope: UInt64?
 
     /// What this router installs in `swift_task_enqueueGlobal_hook` while a scope is open.
     private static let hook: Hook = { job, original in JobRouter.shared.route(job, original) }
@@ -100,7 +101,7 @@ final class JobRouter: Sendable {
     private let state = LockedState(State())
 
     /// The open scope the current task belongs to, if any.
-    static var currentScope: ScopeExecutor? {
+    package static var currentScope: ScopeExecutor? {
         let taskScope = scope
         let task = currentTaskID()
         return shared.state.withLock { state in
@@ -112,7 +113,7 @@ final class JobRouter: Sendable {
     /// Opens a scope and attributes the current task to it. The first open scope installs the
     /// hook, saving the one it replaces. Returns the scope, and a failure to report if the hook
     /// cannot be used or another library's hook was installed.
-    func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
+    package func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
         _ = Self.mainQueueMarked
         let task = currentTaskID()
         // Every task created from here on has a greater id (the runtime counts them up).
@@ -149,7 +150,7 @@ final class JobRouter: Sendable {
     /// queued on the scope's executor still run there. The last scope to close puts back the
     /// hook found when the first opened. Returns a failure to report if the hook had been
     /// replaced meanwhile and this scope did not say so yet.
-    func close(_ scope: ScopeExecutor) -> String? {
+    package func close(_ scope: ScopeExecutor) -> String? {
         scope.stop()
         let replaced = state.withLock { state -> Bool in
             state.scopes[scope.id] = nil
@@ -166,7 +167,7 @@ final class JobRouter: Sendable {
     }
 
     /// A failure to report for `scope` if the hook is no longer this router's (once per scope).
-    func checkHook(for scope: ScopeExecutor) -> String? {
+    package func checkHook(for scope: ScopeExecutor) -> String? {
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, !Self.isOurs(variable.pointee),
             scope.noteHookReported()
         else { return nil }
@@ -184,12 +185,12 @@ final class JobRouter: Sendable {
         + "run them one after the other, in either order (for example, tests that use withMainSerialExecutor in a .serialized suite "
         + "that no withSerialTasks test runs beside, or uncheckedUseMainSerialExecutor set only where no scope is open)."
 
-    static let foreignHookAtOpen =
+    package static let foreignHookAtOpen =
         "withSerialTasks opened while another hook was installed in swift_task_enqueueGlobal_hook: swift-concurrency-extras' "
         + "withMainSerialExecutor { … } is running, or uncheckedUseMainSerialExecutor is true. Jobs outside this scope still go to that hook. "
         + overlapAdvice
 
-    static let hookReplaced =
+    package static let hookReplaced =
         "swift_task_enqueueGlobal_hook was replaced while this withSerialTasks scope was open, most likely by swift-concurrency-extras' "
         + "withMainSerialExecutor { … } or uncheckedUseMainSerialExecutor = true in a test running at the same time: this scope's tasks "
         + "are no longer tracked, and runUntilIdle() cannot wait for them. " + overlapAdvice
@@ -251,7 +252,7 @@ final class JobRouter: Sendable {
     }
 
     /// Jobs of tasks leaving the main actor while scopes are open (see `route`).
-    let mainHops = MainHops()
+    package let mainHops = MainHops()
 
     /// Runs such a job on `HopExecutor`, so that what the task enqueues on the executor it runs
     /// on comes back through `reroute` (on the global concurrent executor, a `Task.yield()`
@@ -286,18 +287,18 @@ final class JobRouter: Sendable {
 /// The two runtime entry points BridgesTesting uses, looked up by name when first needed (never
 /// linked), so that a test bundle linking BridgesTesting loads on every OS: where the runtime
 /// lacks one, `withSerialTasks` reports it and leaves every task alone.
-enum RuntimeEntryPoints {
+package enum RuntimeEntryPoints {
     /// The runtime's variable through which the global executor's enqueue can be taken over.
     // written only under JobRouter's lock
-    nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =
+    package nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =
         lookUp("swift_task_enqueueGlobal_hook").map { $0.assumingMemoryBound(to: JobRouter.Hook?.self) }
 
     /// `swift_task_getJobTaskId`: exported by the runtime of macOS 14, iOS 17, tvOS 17,
     /// watchOS 10 and every Linux toolchain (the Swift 5.9 runtime); absent before.
-    static let getJobTaskID: (@convention(thin) (UnownedJob) -> UInt64)? =
+    package static let getJobTaskID: (@convention(thin) (UnownedJob) -> UInt64)? =
         lookUp("swift_task_getJobTaskId").map { unsafeBitCast($0, to: (@convention(thin) (UnownedJob) -> UInt64).self) }
 
-    static let missingMessage =
+    package static let missingMessage =
         "withSerialTasks needs the Swift runtime's swift_task_enqueueGlobal_hook and swift_task_getJobTaskId "
         + "(macOS 14, iOS 17, tvOS 17, watchOS 10 or later; Linux): this runtime lacks one, so runUntilIdle() cannot see tasks"
 
@@ -307,7 +308,7 @@ enum RuntimeEntryPoints {
 }
 
 /// Counts jobs of tasks that left the main actor and have not finished their step yet.
-final class MainHops: Sendable {
+package final class MainHops: Sendable {
     private struct State {
         var inFlight = 0
         var done = 0
@@ -317,13 +318,13 @@ final class MainHops: Sendable {
     private let state = LockedState(State())
 
     /// How many such jobs have finished so far.
-    var done: Int { state.withLock { $0.done } }
+    package var done: Int { state.withLock { $0.done } }
 
-    func begin() {
+    package func begin() {
         state.withLock { $0.inFlight += 1 }
     }
 
-    func end() {
+    package func end() {
         let waiters = state.withLock { state -> [OneShot<Bool>] in
             state.inFlight -= 1
             state.done += 1
@@ -335,7 +336,7 @@ final class MainHops: Sendable {
     }
 
     /// Waits until no such job is in flight, or until `deadline` (then returns false).
-    func waitUntilNoneInFlight(deadline: DispatchTime) async -> Bool {
+    package func waitUntilNoneInFlight(deadline: DispatchTime) async -> Bool {
         if state.withLock({ $0.inFlight == 0 }) { return true }
         return await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
             let waiter = OneShot(continuation)
@@ -357,12 +358,12 @@ final class MainHops: Sendable {
 /// `JobRouter.route`): a task executor, or before macOS 15 a serial executor (nonisolated code
 /// does not depend on the identity of the executor it runs on). What the task enqueues on it
 /// goes back through the router.
-final class HopExecutor: SerialExecutor {
-    static let shared = HopExecutor()
-    func enqueue(_ job: UnownedJob) { JobRouter.shared.reroute(job) }
+package final class HopExecutor: SerialExecutor {
+    package static let shared = HopExecutor()
+    package func enqueue(_ job: UnownedJob) { JobRouter.shared.reroute(job) }
 
     /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 }
 
 @available(BridgesTypedSequence, *)

@@ -14,10 +14,11 @@
 // scope: its queued jobs, and all later ones, go to the global executor, so the blocked job's
 // partner can run and the test ends with a failure (reported on the test's own task by the
 // next `runUntilIdle` or by the end of the scope) instead of hanging.
+import Bridges
 import Dispatch
 
-final class ScopeExecutor: SerialExecutor, Sendable {
-    enum Outcome: Sendable {
+package final class ScopeExecutor: SerialExecutor, Sendable {
+    package enum Outcome: Sendable {
         case idle
         case timedOut(String)
     }
@@ -68,18 +69,18 @@ final class ScopeExecutor: SerialExecutor, Sendable {
         }
     }
 
-    let id: UInt64
+    package let id: UInt64
     /// Tasks with a greater id were created after this scope opened.
-    let watermark: UInt64
+    package let watermark: UInt64
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
-    let bound: Double
+    package let bound: Double
     private let state = LockedState(State())
     private let queue: DispatchQueue
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    init(id: UInt64, watermark: UInt64, bound: Double) {
+    package init(id: UInt64, watermark: UInt64, bound: Double) {
         self.id = id
         self.watermark = watermark
         self.bound = bound
@@ -99,10 +100,10 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 
     /// Returns true the first time only: the scope reports a replaced hook once.
-    func noteHookReported() -> Bool {
+    package func noteHookReported() -> Bool {
         state.withLock { state in
             defer { state.hookReported = true }
             return !state.hookReported
@@ -110,10 +111,10 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     /// The scope ended: no more watching.
-    func stop() { watchdog.timer.cancel() }
+    package func stop() { watchdog.timer.cancel() }
 
     /// Failures the watchdog found since the last call.
-    func takeFailures() -> [String] {
+    package func takeFailures() -> [String] {
         state.withLock { state in
             defer { state.failures = [] }
             return state.failures
@@ -145,14 +146,14 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     /// Whether the calling code runs as one of this scope's jobs.
-    var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
-    var isReleased: Bool { state.withLock { $0.released } }
+    package var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
+    package var isReleased: Bool { state.withLock { $0.released } }
     /// How many jobs have been routed here (see `State.routed`).
-    var routedCount: Int { state.withLock { $0.routed } }
+    package var routedCount: Int { state.withLock { $0.routed } }
 
     // MARK: - Jobs
 
-    func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
+    package func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
         let queued = Queued(job: job, taskID: taskID, original: original)
         let released = state.withLock { state -> Bool in
             if state.released { return true }
@@ -164,7 +165,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     /// A job enqueued on this executor directly (a task whose current executor it became).
-    func enqueue(_ job: UnownedJob) {
+    package func enqueue(_ job: UnownedJob) {
         enqueue(job, taskID: _taskID(of: job), original: nil)
     }
 
@@ -198,12 +199,12 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     // MARK: - Waiting
 
     /// Jobs of the task that calls `runUntilIdle` do not count as progress of the others.
-    func ignore(_ task: UInt64?) {
+    package func ignore(_ task: UInt64?) {
         guard let task else { return }
         state.withLock { $0.ignored[task, default: 0] += 1 }
     }
 
-    func unignore(_ task: UInt64?) {
+    package func unignore(_ task: UInt64?) {
         guard let task else { return }
         state.withLock { state in
             state.ignored[task]! -= 1
@@ -219,7 +220,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     /// that case. From one of this scope's jobs the check is queued behind that very job. From
     /// anywhere else (the scope's first hop, an actor-isolated test) a helper task of the scope
     /// waits instead, and the caller awaits its value: the runtime's own task-completion path.
-    func waitUntilIdle(deadline: DispatchTime) async -> Outcome {
+    package func waitUntilIdle(deadline: DispatchTime) async -> Outcome {
         if isOnQueue || isReleased {
             return await waitOnQueue(deadline: deadline)
         }
@@ -273,7 +274,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
 
     /// Moves the calling task onto this scope's queue: from here on it takes turns with the
     /// tasks it starts instead of running beside them.
-    func hop(deadline: DispatchTime) async -> Outcome {
+    package func hop(deadline: DispatchTime) async -> Outcome {
         while !isOnQueue && !isReleased {
             if case .timedOut(let message) = await waitUntilIdle(deadline: deadline) { return .timedOut(message) }
         }
@@ -284,7 +285,7 @@ final class ScopeExecutor: SerialExecutor, Sendable {
     /// `deadline` (then returns false). The marker is a main-actor job of the lowest priority,
     /// so that the main executor runs every job queued before it first, whether it orders its
     /// jobs by arrival or by priority.
-    static func mainRound(deadline: DispatchTime) async -> Bool {
+    package static func mainRound(deadline: DispatchTime) async -> Bool {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
             let waiter = OneShot(continuation)
             Task.detached(priority: .background) { @MainActor in waiter.resume(true) }
@@ -294,12 +295,12 @@ final class ScopeExecutor: SerialExecutor, Sendable {
 }
 
 /// A continuation that the first of several racing resumers resumes; the others find nothing.
-final class OneShot<T: Sendable>: Sendable {
+package final class OneShot<T: Sendable>: Sendable {
     private let continuation: LockedState<UnsafeContinuation<T, Never>?>
 
-    init(_ continuation: UnsafeContinuation<T, Never>) { self.continuation = LockedState(continuation) }
+    package init(_ continuation: UnsafeContinuation<T, Never>) { self.continuation = LockedState(continuation) }
 
-    func resume(_ value: T) {
+    package func resume(_ value: T) {
         let taken = continuation.withLock { continuation -> UnsafeContinuation<T, Never>? in
             defer { continuation = nil }
             return continuation
