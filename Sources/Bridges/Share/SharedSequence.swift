@@ -9,7 +9,8 @@
 /// ```
 ///
 /// - **One iteration at a time.** The upstream is iterated by one task, started when the first
-///   consumer starts iterating (its first `next()`). Each element goes to every consumer
+///   consumer starts iterating (its first `next()`), once it has subscribed (so it receives the
+///   first element, however fast the upstream answers). Each element goes to every consumer
 ///   iterating then, through that consumer's own policy (a slow lossy consumer makes no one else
 ///   lose anything), in the same order for all; with `replay: n` a consumer first receives the
 ///   last n elements of the current iteration.
@@ -18,9 +19,22 @@
 ///   or, with `stopTimeout`, once that timeout has elapsed with nobody back: a consumer arriving
 ///   within it joins the running iteration, so a screen rotation does not restart a network
 ///   request.
-/// - **Restarts on demand.** The upstream's end or failure reaches every consumer iterating
-///   then (after what each one buffered); a consumer that starts after that starts a new
-///   iteration of the upstream (`makeAsyncIterator()` again).
+/// - **Never two iterations at once.** A new iteration starts only after the previous one's task
+///   has returned (its iterator released): a consumer arriving while a stopped iteration's task is
+///   still inside the upstream's `next()` (an upstream slow to notice its cancellation) waits
+///   for it, then starts the new one. An upstream that cannot be iterated twice at once (a
+///   `FileHandle`'s `readChunks()`) is safe to share.
+/// - **Restarts on demand; who sees which end.** A consumer belongs to the iteration current
+///   when it starts iterating. The upstream's end or failure counts when the iterating task
+///   receives it (after the upstream's `next()` has returned it): from then on, a consumer
+///   that starts belongs to the next iteration (`makeAsyncIterator()` again) and receives
+///   neither the ended iteration's replay nor its end; every consumer of the ended iteration
+///   receives the end or failure after what it buffered. So a consumer that starts once another
+///   one has received the end never gets that end; one that starts while the task waits for the
+///   upstream's answer, and that answer is the end, receives the replay and then that end.
+/// - **Failures.** Every consumer of an iteration that fails throws its failure (or
+///   `CancellationError`, if its task was cancelled first); none ends as if the upstream had
+///   finished.
 /// - **Backpressure.** Consumers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold
 ///   the upstream back: it asks for its next element only when every one of them has room.
 ///   Lossy and unbounded consumers never hold it back.
