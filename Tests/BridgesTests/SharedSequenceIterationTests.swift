@@ -85,7 +85,7 @@ struct SharedSequenceIterationTests {
             replay: replay, stopTimeout: timeout ? .after(.milliseconds(50), on: clock) : nil)
         let policies: [BufferingPolicy] = [.unbounded, .suspending(1), .rendezvous, .suspending(4), .unbounded]
         var generator = SplitMix(seed: UInt64(replay) &* 31 &+ (timeout ? 7 : 0))
-        for round in 0..<120 {
+        for round in 0..<50 {
             let tasks = policies.map { policy in
                 let enough = Signal()
                 let task = Task { () -> (count: Int, broken: String?) in
@@ -157,13 +157,13 @@ struct SharedSequenceIterationTests {
         let probe = NumbersProbe()
         let shared = Numbers(upTo: 3, probe: probe).shared(replay: 1)
         var wrong: [[Int]] = []
-        for _ in 0..<2_000 {
+        for _ in 0..<500 {
             var received: [Int] = []
             for await value in shared { received.append(value) }
             if received != [1, 2, 3] { wrong.append(received) }
         }
-        #expect(wrong.isEmpty, "\(wrong.count) of 2 000 consumers: \(wrong.prefix(5))")
-        #expect(probe.starts.value == 2_000)
+        #expect(wrong.isEmpty, "\(wrong.count) of 500 consumers: \(wrong.prefix(5))")
+        #expect(probe.starts.value == 500)
         #expect(probe.alive.most == 1)
     }
 
@@ -204,7 +204,7 @@ struct SharedSequenceIterationTests {
         let answeredEnd = AnsweredEnd()
         let shared = NotifyingNumbers(upTo: 3, answeredEnd: answeredEnd).shared(replay: 1)
         var mixed: [[Int]] = []
-        for _ in 0..<2_000 {
+        for _ in 0..<500 {
             let first = Task { for await _ in shared {} }
             await answeredEnd.next()
             var received: [Int] = []
@@ -213,7 +213,7 @@ struct SharedSequenceIterationTests {
             if received != [3] && received != [1, 2, 3] { mixed.append(received) }
             if received == [1, 2, 3] { await answeredEnd.next() }  // the second consumer's own iteration
         }
-        #expect(mixed.isEmpty, "\(mixed.count) of 2 000 consumers: \(mixed.prefix(5))")
+        #expect(mixed.isEmpty, "\(mixed.count) of 500 consumers: \(mixed.prefix(5))")
     }
 
     // MARK: - A failing upstream
@@ -227,7 +227,7 @@ struct SharedSequenceIterationTests {
         enum Outcome: Hashable { case failed, cancelled, finished, finishedUncancelled, other }
         var outcomes: [Outcome: Int] = [:]
         await expectDiagnostics([]) {
-            for round in 0..<2_000 {
+            for round in 0..<1_000 {
                 let shared: SharedSequence<Int, any Error> = FailingNumbers(count: elements).shared()
                 let policies: [BufferingPolicy] = [.unbounded, .suspending(1), .latest, .rendezvous]
                 let tasks = policies.map { policy in
