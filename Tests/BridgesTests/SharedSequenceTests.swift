@@ -511,7 +511,7 @@ struct SharedSequenceTests {
                 weakShared = shared
                 let consumer = shared.stream(buffering: .suspending(1)).record()
                 let sink = await upstream.nextIteration()
-                weakBroadcast = shared.connection.withLock { $0.broadcast }
+                weakBroadcast = shared.state.withLock { $0.fanout }
                 await shared.waitForSubscribers(1)
                 sink.yield(1)
                 #expect(try await consumer.next() == 1)

@@ -171,8 +171,15 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
     /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
     func waitForRoom(isolation: isolated (any Actor)? = #isolation) async {
-        if state.withLock({ $0.isFinished || $0.available > 0 }) { return }  // room now: no suspension
-        let id = UInt64.random(in: 1...UInt64.max)
+        // Room now: no suspension. Otherwise an id from the subscribers' counter (ids of room
+        // waiters live in their own list), under the same lock: no random number per wait.
+        guard
+            let id = state.withLock({ machine -> UInt64? in
+                if machine.isFinished || machine.available > 0 { return nil }
+                machine.nextID &+= 1
+                return machine.nextID
+            })
+        else { return }
         await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
                 if !state.withLock({ $0.waitForRoom(id: id, continuation) }) {

@@ -52,11 +52,15 @@ struct Outbox<Element, Failure: Error> {
     }
 
     /// Decides the end of `sink`'s stream (`nil`: finished normally), under its lock only.
+    ///
+    /// A stream whose consumer already ended it (it left while the end was being decided) needs
+    /// nothing: that is no misuse, since this library, not the user, finishes the stream here,
+    /// so the report a sink's own `finish(throwing:)` would make is not made.
     @inlinable
     mutating func decideFinish(_ failure: Failure?, to sink: CallbackStream<Element, Failure>.Sink) {
         let storage = sink.token.storage
         let action = storage.state.withLock { $0.finish(failure) }
-        if case .none = action { return }
+        guard case .finish = action else { return }
         entries.append(.finish(storage, action), initialCapacity: 2, maximumCapacity: .max)
     }
 

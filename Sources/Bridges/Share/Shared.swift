@@ -85,18 +85,24 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     }
 }
 
-/// One iteration of a shared upstream: waits until every waiting consumer has room, then pulls
-/// one element and sends it; stops when cancelled (the last consumer left). Returns the
+/// One iteration of a shared upstream: pulls an element only when every waiting consumer has
+/// room for it, and sends it; stops when cancelled (the last consumer left). Returns the
 /// upstream's failure, or nil at its end or when cancelled.
+///
+/// The room is asked for only when the last send said a waiting consumer is now full
+/// (`.stopProducing`), and before the first pull: a send answered `.enqueued` left room in every
+/// one of them, so the next pull needs no lock (with no waiting consumer, none ever).
 func _iterate<Element: Sendable, Failure: Error>(
     into broadcast: ThrowingBroadcast<Element, Failure>,
     pull: () async -> Result<Element?, Failure>
 ) async -> Failure? {
+    var full = true
     while true {
-        await broadcast.waitForRoom()
+        if full { await broadcast.waitForRoom() }
         if Task.isCancelled { return nil }
         switch await pull() {
-        case .success(let element?): broadcast.yield(element)
+        case .success(let element?):
+            if case .stopProducing = broadcast.yield(element) { full = true } else { full = false }
         case .success(nil): return nil
         case .failure(let failure): return failure
         }

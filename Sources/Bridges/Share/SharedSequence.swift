@@ -9,7 +9,8 @@
 /// ```
 ///
 /// - **One iteration at a time.** The upstream is iterated by one task, started when the first
-///   consumer starts iterating (its first `next()`). Each element goes to every consumer
+///   consumer starts iterating (its first `next()`), once it has subscribed (so it receives the
+///   first element, however fast the upstream answers). Each element goes to every consumer
 ///   iterating then, through that consumer's own policy (a slow lossy consumer makes no one else
 ///   lose anything), in the same order for all; with `replay: n` a consumer first receives the
 ///   last n elements of the current iteration.
@@ -18,9 +19,22 @@
 ///   or, with `stopTimeout`, once that timeout has elapsed with nobody back: a consumer arriving
 ///   within it joins the running iteration, so a screen rotation does not restart a network
 ///   request.
-/// - **Restarts on demand.** The upstream's end or failure reaches every consumer iterating
-///   then (after what each one buffered); a consumer that starts after that starts a new
-///   iteration of the upstream (`makeAsyncIterator()` again).
+/// - **Never two iterations at once.** A new iteration starts only after the previous one's task
+///   has returned (its iterator released): a consumer arriving while a stopped iteration's task is
+///   still inside the upstream's `next()` (an upstream slow to notice its cancellation) waits
+///   for it, then starts the new one. An upstream that cannot be iterated twice at once (a
+///   `FileHandle`'s `readChunks()`) is safe to share.
+/// - **Restarts on demand; who sees which end.** A consumer belongs to the iteration current
+///   when it starts iterating. The upstream's end or failure counts when the iterating task
+///   receives it (after the upstream's `next()` has returned it): from then on, a consumer
+///   that starts belongs to the next iteration (`makeAsyncIterator()` again) and receives
+///   neither the ended iteration's replay nor its end; every consumer of the ended iteration
+///   receives the end or failure after what it buffered. So a consumer that starts once another
+///   one has received the end never gets that end; one that starts while the task waits for the
+///   upstream's answer, and that answer is the end, receives the replay and then that end.
+/// - **Failures.** Every consumer of an iteration that fails throws its failure (or
+///   `CancellationError`, if its task was cancelled first); none ends as if the upstream had
+///   finished.
 /// - **Backpressure.** Consumers under a waiting policy (`.rendezvous`, `.suspending(n)`) hold
 ///   the upstream back: it asks for its next element only when every one of them has room.
 ///   Lossy and unbounded consumers never hold it back.
@@ -38,28 +52,13 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
     /// Iterates the upstream once into the broadcast, pulling an element only when the
     /// broadcast has room for it; returns the upstream's failure (nil at its end or when cancelled).
     typealias Iteration = @Sendable (ThrowingBroadcast<Element, Failure>) async -> Failure?
-
-    /// Who is connected to the upstream now. Not a state machine: a counter and the objects of
-    /// the current iteration, swapped under the lock; everything they decide (start the task,
-    /// cancel it, start or cancel the stop timer, release a broadcast) is done after it.
-    struct Connection: Sendable {
-        /// The fan-out of the current iteration (or of the next one, while none runs). Replaced by
-        /// a fresh one when an iteration ends or is stopped; its identity is the generation a
-        /// consumer belongs to.
-        var broadcast: ThrowingBroadcast<Element, Failure>
-        /// The task iterating the upstream into `broadcast`; nil while none runs.
-        var task: OwnedTask?
-        /// Consumers of this iteration that have not left.
-        var consumers = 0
-        /// The stop timer running since the last consumer left (`stopTimeout` only).
-        var stopTimer: OwnedTask?
-    }
+    typealias Machine = SharedStateMachine<ThrowingBroadcast<Element, Failure>, OwnedTask, OwnedTask>
 
     let iteration: Iteration
     let replay: Int
     let stopTimeout: BridgeTimeout?
     let site: CallSite
-    let connection: LockedState<Connection>
+    let state: LockedState<Machine>
 
     init(replay: Int, stopTimeout: BridgeTimeout?, site: CallSite, iteration: @escaping Iteration) {
         if replay < 0 {
@@ -69,16 +68,13 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         self.replay = replay
         self.stopTimeout = stopTimeout
         self.site = site
-        connection = LockedState(
-            Connection(broadcast: ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)))
+        state = LockedState(Machine(fanout: ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)))
     }
 
     /// Only reached with no consumer left (each one's stream keeps the sequence alive), so at
     /// most an iteration waiting out its stop timeout: it stops now.
     deinit {
-        let (task, timer) = connection.withLock { ($0.task, $0.stopTimer) }
-        timer?.cancel()
-        task?.cancel()
+        act(state.withLock { $0.shutdown() })
     }
 
     /// A new consumer's stream: it joins the upstream's iteration (starting one if none runs)
@@ -104,14 +100,15 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
         ) {
             [self] sink in
-            let (broadcast, start) = join()
+            let (broadcast, generation, joined) = state.withLock { $0.join() }
+            act(joined)
             let subscription = broadcast.subscribe(sink, waiting: waiting)
-            // The iteration starts after the consumer that starts it has subscribed: a fast
-            // upstream's first elements reach it instead of a broadcast nobody listens to yet.
-            if let start { run(start, into: broadcast) }
+            // The iteration starts once every consumer counted for it has subscribed: a fast
+            // upstream's first elements reach them instead of a broadcast nobody listens to yet.
+            act(state.withLock { $0.subscribed(generation, makePump: OwnedTask.init) })
             return Cancellation { [self] in
                 subscription.cancel()
-                leave(broadcast)
+                leave(generation)
             }
         }
     }
@@ -121,97 +118,76 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         stream().makeAsyncIterator()
     }
 
-    // MARK: - Joining and leaving
+    // MARK: - Events
 
-    /// Counts a consumer in and cancels a stop timer; returns the broadcast to subscribe to, and
-    /// the iteration's task to start (with `run`) if none runs yet.
-    private func join() -> (ThrowingBroadcast<Element, Failure>, start: OwnedTask?) {
-        let (broadcast, start, timer) = connection.withLock { state in
-            state.consumers += 1
-            defer { state.stopTimer = nil }
-            if state.task != nil { return (state.broadcast, nil as OwnedTask?, state.stopTimer) }
-            let task = OwnedTask()
-            state.task = task
-            return (state.broadcast, task, state.stopTimer)
-        }
-        timer?.cancel()
-        return (broadcast, start)
-    }
-
-    /// Starts the iteration that `join` decided on. A consumer that left meanwhile has already
-    /// cancelled `start`, which then cancels the task as it is attached.
-    private func run(_ start: OwnedTask, into broadcast: ThrowingBroadcast<Element, Failure>) {
-        // Weak: a running iteration does not keep the sequence alive (its deinit stops it).
-        start.attach(
-            Task { [weak self, iteration] in
-                let failure = await iteration(broadcast)
-                start.finish()
-                self?.ended(broadcast)
-                if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
+    /// A consumer of `generation` left: the last one stops the iteration, now or after the stop
+    /// timeout.
+    private func leave(_ generation: UInt64) {
+        let stopTimeout = stopTimeout != nil
+        act(
+            state.withLock {
+                $0.leave(generation, stopTimeout: stopTimeout, makeTimer: OwnedTask.init, makeFanout: makeFanout)
             })
     }
 
-    /// The iteration of `broadcast`'s generation returned. Unless a stop came first, the next
-    /// generation begins here, before the consumers are finished: a consumer that starts after
-    /// the end was decided starts a new iteration instead of finding this one over.
-    private func ended(_ broadcast: ThrowingBroadcast<Element, Failure>) {
-        let ended = connection.withLock { state -> Connection? in
-            guard state.broadcast === broadcast else { return nil }  // stopped: a newer generation runs
-            return stop(&state)
-        }
-        ended?.stopTimer?.cancel()
+    /// The stop timeout elapsed: stops the iteration unless a consumer came back meanwhile.
+    private func stopTimerFired(_ timer: OwnedTask) {
+        let action = state.withLock { $0.stopTimerFired(timer, makeFanout: makeFanout) }
+        timer.finish()
+        act(action)
     }
 
-    /// A consumer of `broadcast`'s generation left: the last one stops the iteration, now or
-    /// after the stop timeout.
-    private func leave(_ broadcast: ThrowingBroadcast<Element, Failure>) {
-        let stopTimeout = self.stopTimeout
-        let (stopped, timer) = connection.withLock { state -> (Connection?, OwnedTask?) in
-            guard state.broadcast === broadcast else { return (nil, nil) }  // an older generation
-            state.consumers -= 1
-            guard state.consumers == 0 else { return (nil, nil) }
-            guard stopTimeout != nil else { return (stop(&state), nil) }
-            let timer = OwnedTask()
-            state.stopTimer = timer
-            return (nil, timer)
-        }
-        stopped?.task?.cancel()  // the broadcast it held is released here, outside the lock
-        if let timer, let stopTimeout {
+    private func makeFanout() -> ThrowingBroadcast<Element, Failure> {
+        ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)
+    }
+
+    // MARK: - Acting outside the lock
+
+    private func act(_ action: Machine.Action) {
+        action.cancelTimer?.cancel()
+        action.cancelPump?.cancel()
+        if let timer = action.startTimer, let stopTimeout {
             timer.attach(
                 Task { [weak self] in
                     do { try await stopTimeout.sleep() } catch { return }
                     self?.stopTimerFired(timer)
                 })
         }
+        if let (pump, generation, broadcast) = action.start { run(pump, generation, into: broadcast) }
+        withExtendedLifetime(action.released) {}  // a generation that is over, released outside the lock
     }
 
-    /// The stop timeout elapsed: stops the iteration unless a consumer came back meanwhile.
-    private func stopTimerFired(_ timer: OwnedTask) {
-        let stopped = connection.withLock { state -> Connection? in
-            guard state.stopTimer === timer else { return nil }
-            return stop(&state)
-        }
-        timer.finish()
-        stopped?.task?.cancel()
-    }
-
-    /// Starts the next generation; returns the current one, whose task the caller cancels (and
-    /// whose broadcast it releases) after unlocking.
-    private func stop(_ state: inout Connection) -> Connection {
-        defer { state = Connection(broadcast: ThrowingBroadcast(replay: replay, fileID: site.fileID, line: site.line)) }
-        return state
+    /// Iterates the upstream into `broadcast` for the consumers of `generation`, in a task owned
+    /// by `pump` (which a stop cancels, before or after the task is attached).
+    private func run(_ pump: OwnedTask, _ generation: UInt64, into broadcast: ThrowingBroadcast<Element, Failure>) {
+        // Weak: a running iteration does not keep the sequence alive (its deinit stops it).
+        pump.attach(
+            Task { [weak self, iteration] in
+                let failure = await iteration(broadcast)  // the upstream's iterator is released here
+                pump.finish()
+                // The generation moves on before its consumers receive the end: a consumer that
+                // starts once one of them has it belongs to the next iteration.
+                if let self { act(state.withLock { $0.iterationEnded(generation, makeFanout: makeFanout) }) }
+                if let failure { broadcast.finish(throwing: failure) } else { broadcast.finish() }
+                // Last: the next iteration (owed to consumers who arrived meanwhile) starts only now.
+                if let self { act(state.withLock { $0.iterationReturned(generation, makePump: OwnedTask.init) }) }
+            })
     }
 
     // MARK: - Observing (tests)
 
     /// Consumers of the current iteration that have not left.
-    var consumerCount: Int { connection.withLock { $0.consumers } }
+    var consumerCount: Int { state.withLock { $0.consumers } }
 
-    /// Whether a task iterates the upstream now (including during the stop timeout).
-    var isIterating: Bool { connection.withLock { $0.task != nil } }
+    /// Whether a task iterates the upstream for the current generation now (including during
+    /// the stop timeout).
+    var isIterating: Bool { state.withLock { $0.isRunning } }
 
-    /// Suspends until `count` consumers are subscribed to the current iteration's broadcast.
+    /// Whether the task of a stopped or ended iteration has not returned yet.
+    var hasUnreturnedIteration: Bool { state.withLock { $0.unreturned != nil } }
+
+    /// Suspends until `count` consumers are subscribed to the current generation's broadcast.
     func waitForSubscribers(_ count: Int) async {
-        await connection.withLock { $0.broadcast }.waitForSubscribers(count)
+        await state.withLock { $0.fanout }.waitForSubscribers(count)
     }
 }

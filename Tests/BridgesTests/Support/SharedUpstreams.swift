@@ -1,6 +1,7 @@
-import Bridges
 import BridgesTesting
 import Testing
+
+@testable import Bridges
 
 /// An upstream for `shared()` whose every iteration the test plays: each one is a
 /// `CallbackStream` whose sink is handed to the test, whose start and stop (teardown) are
@@ -73,6 +74,9 @@ final class NumbersProbe: Sendable {
     let pulls = Counter()
     let starts = Counter()
     let stops = Counter()
+    /// Iterations alive now, and the most ever alive at once (Kotlin's SharingStressTest
+    /// asserts "at most one copy of upstream can be running at any time").
+    let alive = Overlap()
     private let stopped: AsyncStream<Void>
     private let stopping: AsyncStream<Void>.Continuation
 
@@ -83,9 +87,11 @@ final class NumbersProbe: Sendable {
         let probe: NumbersProbe
         init(_ probe: NumbersProbe) {
             self.probe = probe
+            probe.alive.enter()
             probe.starts.increment()
         }
         deinit {
+            probe.alive.leave()
             probe.stops.increment()
             probe.stopping.yield()
         }
@@ -96,6 +102,92 @@ final class NumbersProbe: Sendable {
         if stops.value >= count { return }
         for await _ in stopped where stops.value >= count { return }
     }
+}
+
+/// How many parties are inside something now, and the most that ever were at once.
+final class Overlap: Sendable {
+    private let state = LockedState<(now: Int, most: Int)>((0, 0))
+    func enter() {
+        state.withLock { state in
+            state.now += 1
+            state.most = max(state.most, state.now)
+        }
+    }
+    func leave() { state.withLock { $0.now -= 1 } }
+    var now: Int { state.withLock { $0.now } }
+    var most: Int { state.withLock { $0.most } }
+}
+
+/// A gate that its waiters cannot leave early: `wait()` ignores cancellation (an upstream that
+/// takes its time to notice that it was cancelled). `arrived` opens when the first waiter is in.
+final class StubbornGate: Sendable {
+    private let state = LockedState<(open: Bool, waiters: [UnsafeContinuation<Void, Never>])>((false, []))
+    let arrived = Signal()
+
+    func wait() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let open = state.withLock { state -> Bool in
+                if !state.open { state.waiters.append(continuation) }
+                return state.open
+            }
+            arrived.open()
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// 1, 2, 3, … without end, counted by `probe` as `Numbers` is; the `next()` that answers
+/// `heldAt` first waits at `gate`, whether or not its task was cancelled meanwhile.
+struct HeldNumbers: AsyncSequence, Sendable {
+    let heldAt: Int
+    let gate: StubbornGate
+    let probe: NumbersProbe
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var last = 0
+        let heldAt: Int
+        let gate: StubbornGate
+        let iteration: NumbersProbe.Iteration
+
+        mutating func next() async -> Int? {
+            last += 1
+            if last == heldAt { await gate.wait() }
+            iteration.probe.pulls.increment()
+            return last
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(heldAt: heldAt, gate: gate, iteration: NumbersProbe.Iteration(probe))
+    }
+}
+
+/// 1 … `count`, then fails with `TestError(code: count)`; each `next()` first lets other tasks run.
+struct FailingNumbers: AsyncSequence, Sendable {
+    let count: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var last = 0
+        let count: Int
+
+        mutating func next() async throws(TestError) -> Int? {
+            await Task.yield()
+            guard last < count else { throw TestError(code: count) }
+            last += 1
+            return last
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count) }
 }
 
 /// How many `LiveObject`s of one count are alive.
