@@ -63,23 +63,9 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
         self.isolation = nil
     }
 
-    /// A token that cancels `task`.
-    @available(*, deprecated, renamed: "Task.cancellation", message: "write task.cancellation")
-    public convenience init<Success, Failure>(_ task: Task<Success, Failure>) {
-        self.init(isolation: nil) { task.cancel() }
-    }
-
     /// A token that cancels every one of `tokens`, in order.
     public convenience init(combining tokens: [Cancellation]) {
         self.init(isolation: nil) { for token in tokens { token.cancel() } }
-    }
-
-    /// A token that cancels every one of `tokens`, in order.
-    @available(
-        *, deprecated, renamed: "Cancellation.init(combining:)", message: "write Cancellation(combining: [a, b])"
-    )
-    public static func combined(_ tokens: Cancellation...) -> Cancellation {
-        Cancellation(combining: tokens)
     }
 
     /// Whether ``cancel()`` has been called.

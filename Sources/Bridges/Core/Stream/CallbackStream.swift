@@ -50,7 +50,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     /// function that calls the user's builder in its isolation. (Not `@isolated(any)` itself:
     /// the state machine takes it as a generic argument, and such a function type there needs
     /// the Swift 6 runtime, iOS 18.)
-    @usableFromInline typealias AnyBuilder = @Sendable (Sink) async -> Teardown
+    /// It runs in the consumer's isolation (its `isolated` parameter), so a builder written on the
+    /// consumer's own actor runs without a hop.
+    @usableFromInline typealias AnyBuilder = @Sendable (Sink, isolated (any Actor)?) async -> Teardown
 
     @usableFromInline let policy: BufferingPolicy
     /// `onDrop` and `onUndelivered` merged into one hook (nil when neither was given).
@@ -88,7 +90,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
             site: CallSite(fileID: fileID, line: line)
-        ) { sink in Teardown(await build(sink)) }
+        ) { sink, _ in Teardown(await build(sink)) }
     }
 
     /// Creates a cold stream whose teardown learns why the stream ended.
@@ -117,7 +119,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
             site: CallSite(fileID: fileID, line: line)
-        ) { sink in await build(sink) }
+        ) { sink, _ in await build(sink) }
     }
 
     @inlinable
@@ -272,7 +274,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 case .cancelled:
                     return try Self.cancelled()
                 case .runBuilder(let builder):
-                    await storage.runBuilder(builder)
+                    await storage.runBuilder(builder, isolation: actor)
                 case .askProducer(let demand):
                     // Rendezvous pull source: ask for the element, then look again; a source
                     // that answers synchronously never makes the consumer suspend.

@@ -66,8 +66,10 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// Runs the builder in its own isolation (the actor it was written in, or none), awaited
     /// by the consumer's first `next()`.
     @inlinable
-    func runBuilder(_ builder: CallbackStream<Element, Failure>.AnyBuilder) async {
-        let teardown = await builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)))
+    func runBuilder(
+        _ builder: CallbackStream<Element, Failure>.AnyBuilder, isolation actor: isolated (any Actor)?
+    ) async {
+        let teardown = await builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)), actor)
         runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
