@@ -209,7 +209,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         let waiting = buffering.isWaiting
         // Weak: a consumer's stream does not keep the source alive; when its owner releases the
         // broadcast, it finishes (deinit) and its consumers end instead of waiting forever.
-        return CallbackStream(
+        return CallbackStream.synchronous(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
         ) {
             [weak self] (sink: CallbackStream<Element, Failure>.Sink) -> Cancellation in

@@ -52,7 +52,12 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     /// the Swift 6 runtime, iOS 18.)
     /// It runs in the consumer's isolation (its `isolated` parameter), so a builder written on the
     /// consumer's own actor runs without a hop.
-    @usableFromInline typealias AnyBuilder = @Sendable (Sink, isolated (any Actor)?) async -> Teardown
+    /// Bridges' own streams (`Broadcast`, `shared()`, the operators, the Foundation and Combine
+    /// adapters) pass a synchronous builder that runs at once in the consumer's `next()`.
+    @usableFromInline enum AnyBuilder: Sendable {
+        case isolated(@Sendable (Sink, isolated (any Actor)?) async -> Teardown)
+        case synchronous(@Sendable (Sink) -> Teardown)
+    }
 
     @usableFromInline let policy: BufferingPolicy
     /// `onDrop` and `onUndelivered` merged into one hook (nil when neither was given).
@@ -89,8 +94,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     ) {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
-            site: CallSite(fileID: fileID, line: line)
-        ) { sink, _ in Teardown(await build(sink)) }
+            site: CallSite(fileID: fileID, line: line),
+            .isolated { sink, _ in Teardown(await build(sink)) }
+        )
     }
 
     /// Creates a cold stream whose teardown learns why the stream ended.
@@ -118,8 +124,41 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     ) {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
-            site: CallSite(fileID: fileID, line: line)
-        ) { sink, _ in await build(sink) }
+            site: CallSite(fileID: fileID, line: line),
+            .isolated { sink, _ in await build(sink) }
+        )
+    }
+
+    /// A stream whose builder runs synchronously in the consumer's first `next()`: Bridges' own
+    /// streams, whose builders are `Sendable` and use no actor's state.
+    @inlinable
+    package static func synchronous(
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ build: @escaping @Sendable (Sink) -> Cancellation
+    ) -> Self {
+        Self(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line), .synchronous { Teardown(build($0)) })
+    }
+
+    /// The ``synchronous(buffering:onDrop:onUndelivered:fileID:line:_:)-(_,_,_,_,_,(Sink)->Cancellation)``
+    /// form whose builder returns a ``Teardown``.
+    @inlinable
+    package static func synchronous(
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ build: @escaping @Sendable (Sink) -> Teardown
+    ) -> Self {
+        Self(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line), .synchronous(build))
     }
 
     @inlinable
@@ -128,7 +167,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         onDrop: (@Sendable (Element) -> Void)?,
         onUndelivered: UndeliveredHandler?,
         site: CallSite,
-        _ build: @escaping AnyBuilder
+        _ build: AnyBuilder
     ) {
         self.policy = buffering
         switch (onDrop, onUndelivered) {

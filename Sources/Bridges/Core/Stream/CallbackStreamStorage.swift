@@ -15,7 +15,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     init(
         policy: BufferingPolicy,
-        builder: @escaping CallbackStream<Element, Failure>.AnyBuilder,
+        builder: CallbackStream<Element, Failure>.AnyBuilder,
         undelivered: Undelivered?,
         site: CallSite
     ) {
@@ -69,7 +69,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     func runBuilder(
         _ builder: CallbackStream<Element, Failure>.AnyBuilder, isolation actor: isolated (any Actor)?
     ) async {
-        let teardown = await builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)), actor)
+        let sink = CallbackStream<Element, Failure>.Sink(SinkToken(self))
+        let teardown: CallbackStream<Element, Failure>.Teardown
+        switch builder {
+        case .synchronous(let build): teardown = build(sink)
+        case .isolated(let build): teardown = await build(sink, actor)
+        }
         runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
