@@ -75,9 +75,12 @@ let package = Package(
         ),
         .testTarget(
             name: "BridgesTests",
-            dependencies: ["Bridges", "BridgesTesting", "ExampleSupport"],
+            dependencies: ["Bridges", "BridgesTesting", "ExampleSupport", "LegacySDK"],
             swiftSettings: availability
         ),
+        // A Swift 5 legacy SDK (nothing Sendable) for the tests of the documented Swift 6 patterns;
+        // .ci/check-snippets.py builds the docs' snippets against the same file.
+        .target(name: "LegacySDK", path: "Tests/LegacySDK", swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "BridgesCombineTests",
             dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],

@@ -14,7 +14,6 @@ final class ProfileViewModel {
     private(set) var rendered: [String] = []
     private(set) var history: [String] = []
     private(set) var user: User?
-    private var avatarRequest: RequestHandle?
     private var titleToken: Cancellation?
     private var historyWaiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
 
@@ -37,8 +36,8 @@ final class ProfileViewModel {
         guard let user else { throw LegacyError(code: 1) }
         // snippet:begin swift6Handle.after
         return try await withCallback(timeout: timeout) { done in
-            avatarRequest = client.fetchAvatar(for: user, completion: done)
-            Cancellation { Task { @MainActor in self.avatarRequest?.cancel() } }
+            let request = client.fetchAvatar(for: user, completion: done)
+            return Cancellation { request.cancel() }  // runs on the main actor
         }
         // snippet:end swift6Handle.after
     }

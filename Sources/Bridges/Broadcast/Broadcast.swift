@@ -148,25 +148,6 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         }
     }
 
-    /// Offers `element` without waiting: use ``yield(_:fileID:line:)``, as on a stream's sink.
-    @available(*, deprecated, renamed: "yield(_:fileID:line:)")
-    @discardableResult
-    public func send(_ element: Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
-        yield(element, fileID: fileID, line: line)
-    }
-
-    /// Offers `element` once there is room: use `await` ``send(_:isolation:fileID:line:)``, as on a stream's sink.
-    @available(*, deprecated, renamed: "send(_:isolation:fileID:line:)")
-    @discardableResult
-    public func sendWhenReady(
-        _ element: Element,
-        isolation: isolated (any Actor)? = #isolation,
-        fileID: String = #fileID,
-        line: UInt = #line
-    ) async -> YieldResult {
-        await send(element, isolation: isolation, fileID: fileID, line: line)
-    }
-
     /// Suspends until every subscriber under a waiting policy has room for one more element
     /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
     /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
@@ -260,7 +241,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         let waiting = buffering.isWaiting
         // Weak: a consumer's stream does not keep the source alive; when its owner releases the
         // broadcast, it finishes (deinit) and its consumers end instead of waiting forever.
-        return CallbackStream(
+        return CallbackStream.synchronous(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
         ) {
             [weak self] (sink: CallbackStream<Element, Failure>.Sink) -> Cancellation in

@@ -1,55 +1,71 @@
 /// A token that cancels something: a legacy request, a subscription, a task.
 ///
 /// - `cancel()` runs the action at most once, whichever thread calls it and however often.
-/// - It is thread-safe and `Sendable`; the action runs on the thread that calls `cancel()`,
-///   never while a lock of Bridges is held.
+/// - It is thread-safe and `Sendable`, and never runs the action while a lock of Bridges is held.
+/// - **Where the action runs.** A token made in an actor's isolation (a `@MainActor` view model,
+///   an actor's method, a stream builder written there) remembers that actor and runs its action
+///   there, so the action may use that actor's non-`Sendable` state: a legacy request handle, a
+///   manager with a weak delegate. `cancel()` enqueues such an action on its actor and returns
+///   at once; the action runs when the actor next gets to it (on the main actor, before any
+///   main-actor job enqueued after `cancel()`), so after the code that called `cancel()` on that
+///   actor has returned or suspended. A token made in
+///   nonisolated code takes an action it can own outright (`sending`: it captures only `Sendable`
+///   values, or values nothing else uses afterwards) and runs it on the thread that calls
+///   `cancel()`, before `cancel()` returns.
 /// - Unlike Combine's `AnyCancellable`, dropping a `Cancellation` does not cancel: hold it in a
 ///   ``CancellationBag`` (which cancels when its owner dies) or call ``cancel()``.
 ///
 /// ```swift
-/// let data = try await withCallback { done in
-///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }
-///     task.resume()
-///     return Cancellation { task.cancel() }
+/// @MainActor final class ForecastViewModel {
+///     let client: LegacyWeatherClient
+///     init(client: LegacyWeatherClient) { self.client = client }
+///     func forecast(_ city: String) async throws -> Forecast {
+///         try await withCallback { done in
+///             let request = client.fetchForecast(city: city, completion: done)
+///             return Cancellation { request.cancel() }  // runs on the main actor
+///         }
+///     }
 /// }
 /// ```
 public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConvertible {
-    // @unchecked Sendable: `action` and `cancelled` are read and written only with this object's
-    // stripe held (`Lock.striped(for:)`, a shared, never-freed table: a token allocates no lock
-    // of its own, so `Cancellation {}` is one allocation and no mutex init/destroy).
+    // @unchecked Sendable: `action`, `isolation` and `cancelled` are read and written only with
+    // this object's stripe held (`Lock.striped(for:)`, a shared, never-freed table: a token
+    // allocates no lock of its own, so `Cancellation {}` is one allocation and no mutex
+    // init/destroy). The action is not `Sendable`, and is still only ever called where it may
+    // run: on `isolation` when it has one (the actor whose region it was made in: see `run`),
+    // and otherwise anywhere, because the initializer took it `sending` (no one else has it).
 
     /// The action, until `cancel()` takes it (exactly once: moved out under the lock).
-    @usableFromInline @exclusivity(unchecked) var action: (@Sendable () -> Void)?
+    @usableFromInline @exclusivity(unchecked) var action: (() -> Void)?
+    /// The actor the action belongs to, nil for an action made in nonisolated code.
+    @usableFromInline @exclusivity(unchecked) var isolation: (any Actor)?
     /// Terminal once true.
     @usableFromInline @exclusivity(unchecked) var cancelled = false
 
-    /// A token that runs `action` the first time it is cancelled.
+    /// A token that runs `action` the first time it is cancelled, in the isolation it was made in
+    /// (see "Where the action runs" above).
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor the action belongs to (filled in by `#isolation`); leave the default.
+    ///   - action: What cancelling does. Made on an actor, it may capture that actor's
+    ///     non-`Sendable` state; made in nonisolated code, it must be `Sendable` or own what it
+    ///     captures.
     @inlinable
-    public init(_ action: @escaping @Sendable () -> Void) {
+    public init(isolation: isolated (any Actor)? = #isolation, _ action: @escaping () -> Void) {
         self.action = action
+        self.isolation = isolation
     }
 
     /// A token with nothing to cancel; it still records ``isCancelled``.
     @inlinable
     public init() {
         self.action = nil
-    }
-
-    /// A token that cancels `task`.
-    @available(*, deprecated, message: "use task.cancellation")
-    public convenience init<Success, Failure>(_ task: Task<Success, Failure>) {
-        self.init { task.cancel() }
+        self.isolation = nil
     }
 
     /// A token that cancels every one of `tokens`, in order.
     public convenience init(combining tokens: [Cancellation]) {
-        self.init { for token in tokens { token.cancel() } }
-    }
-
-    /// A token that cancels every one of `tokens`, in order.
-    @available(*, deprecated, message: "use Cancellation(combining: [a, b])")
-    public static func combined(_ tokens: Cancellation...) -> Cancellation {
-        Cancellation(combining: tokens)
+        self.init(isolation: nil) { for token in tokens { token.cancel() } }
     }
 
     /// Whether ``cancel()`` has been called.
@@ -58,15 +74,41 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
     }
 
     /// Runs the action if this is the first call; otherwise does nothing.
+    ///
+    /// An action made in nonisolated code runs here, before this returns. An action made on an
+    /// actor is enqueued on that actor and runs there after this returns.
     public func cancel() {
-        let action: (@Sendable () -> Void)? = Lock.striped(for: self).withLock {
+        let taken: (action: () -> Void, isolation: (any Actor)?)? = Lock.striped(for: self).withLock {
             guard !cancelled else { return nil }
             cancelled = true
-            let action = self.action
+            guard let action = self.action else { return nil }
+            let taken = (action, self.isolation)
             self.action = nil
-            return action
+            self.isolation = nil
+            return taken
         }
-        action?()
+        guard let taken else { return }
+        guard let owner = taken.isolation else {
+            taken.action()  // made in nonisolated code: runs on the thread that cancels (see the type's doc)
+            return
+        }
+        Self.enqueue(UnsafeAction(taken.action), on: owner)
+    }
+
+    /// Runs `action` on `owner`, after the caller returns. On the main actor the job is enqueued
+    /// directly (a `@MainActor` task), so it runs before main-actor work enqueued after it.
+    @usableFromInline
+    static func enqueue(_ action: UnsafeAction, on owner: any Actor) {
+        if owner === MainActor.shared {
+            Task { @MainActor in action.run() }
+        } else {
+            Task { await run(action, on: owner) }
+        }
+    }
+
+    @usableFromInline
+    static func run(_ action: UnsafeAction, on owner: isolated any Actor) {
+        action.run()
     }
 
     /// Keeps this token in `bag`, which cancels it when emptied or deallocated.
@@ -87,5 +129,15 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
 
 extension Task {
     /// A ``Cancellation`` that cancels this task.
-    public var cancellation: Cancellation { Cancellation { self.cancel() } }
+    public var cancellation: Cancellation { Cancellation(isolation: nil) { self.cancel() } }
+}
+
+/// A ``Cancellation``'s action on its way to the actor it belongs to.
+@usableFromInline
+struct UnsafeAction: @unchecked Sendable {
+    // @unchecked Sendable: it carries an action made in an actor's region to that same actor
+    // (`Cancellation.enqueue`), and is run there once, never on the way.
+    @usableFromInline let action: () -> Void
+    @usableFromInline init(_ action: @escaping () -> Void) { self.action = action }
+    @usableFromInline func run() { action() }
 }

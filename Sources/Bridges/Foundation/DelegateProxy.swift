@@ -42,8 +42,19 @@ open class DelegateProxy<Element, Failure: Error>: NSObject, @unchecked Sendable
 
     /// The teardown to return from the builder: keeps this proxy alive until it runs, then runs
     /// `detach` (unset the delegate, stop the source) and releases the proxy.
-    public final func retained(until detach: @escaping @Sendable () -> Void = {}) -> Cancellation {
-        Cancellation {
+    ///
+    /// Like ``Cancellation/init(isolation:_:)``, `detach` runs in the isolation it was written in:
+    /// in a builder written in a `@MainActor` view model it may use the view model's legacy manager
+    /// (not `Sendable`), and runs on the main actor.
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `detach` belongs to (filled in by `#isolation`); leave the default.
+    ///   - detach: Stops the source and unsets the delegate.
+    public final func retained(
+        isolation: isolated (any Actor)? = #isolation,
+        until detach: @escaping () -> Void = {}
+    ) -> Cancellation {
+        Cancellation(isolation: isolation) {
             detach()
             withExtendedLifetime(self) {}
         }

@@ -37,7 +37,7 @@ extension FileHandle {
     ) -> CallbackStream<Data, Never> {
         let handle = Handoff(self)  // moved to the reader thread, which alone reads through it
         let site = CallSite(fileID: fileID, line: line)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             _FileHandleReader.start(handle, sink: sink, site: site) { chunk in chunk.map { [$0] } ?? [] }
         }
     }
@@ -53,7 +53,7 @@ extension FileHandle {
     ) -> CallbackStream<String, Never> {
         let handle = Handoff(self)
         let site = CallSite(fileID: fileID, line: line)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let splitter = LineSplitter()
             return _FileHandleReader.start(handle, sink: sink, site: site) { chunk in
                 splitter.feed(chunk ?? Data())  // nil: end of file, which flushes the last line

@@ -34,7 +34,7 @@ extension NotificationCenter {
         transform: @escaping @Sendable (Notification) -> Element?
     ) -> CallbackStream<Element, Never> {
         let center = Handoff(self)  // shared: NotificationCenter and its observer tokens are thread-safe
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
                 guard let element = transform(note) else { return }
                 sink.yield(element)
@@ -57,7 +57,7 @@ extension NotificationCenter {
         line: UInt = #line
     ) -> CallbackStream<Notification, Never> {
         let center = Handoff(self)
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let observer = center.value.addObserver(forName: name, object: object, queue: nil) { note in
                 // Unchecked, as the name says: the poster does not touch a posted notification.
                 nonisolated(unsafe) let handedOver = note

@@ -53,7 +53,7 @@ public func observations<Model: AnyObject & Observable & Sendable, Value: Sendab
     let reader = ObservationRead(read)
     let actor: any Actor = isolation ?? ObservationReadActor()
     let reference = WeakReference(model)
-    return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+    return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
         let tracker = ObservationTracker(model: reference, read: reader, actor: actor, sink: sink)
         tracker.scheduleRead()
         return Cancellation { tracker.stop() }

@@ -84,7 +84,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             _argumentError(
                 "debounce(for:clock:): interval must not be negative, got \(interval)", fileID: fileID, line: line)
         }
-        return CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let state = LockedState(DebounceStateMachine<Element, F, C.Instant>())
             let upstream = Task {
                 var failure: F?

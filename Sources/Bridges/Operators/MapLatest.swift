@@ -76,7 +76,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         mapFailure: @escaping @Sendable (any Error) -> F,
         _ transform: @escaping @Sendable (Element) async -> Result<Output, F>
     ) -> CallbackStream<Output, F> {
-        CallbackStream(buffering: buffering, fileID: fileID, line: line) { sink in
+        CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let state = LockedState(MapLatestStateMachine<Output, F>())
             let upstream = Task {
                 var failure: F?

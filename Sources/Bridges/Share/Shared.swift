@@ -26,6 +26,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///     receives first.
     ///   - stopTimeout: How long the upstream keeps running after the last consumer left (nil:
     ///     it is cancelled at once). A consumer arriving within it joins the running iteration.
+    ///     Only while something keeps the shared sequence: keep it where the next consumer will
+    ///     come from (an app-wide store, not the view model that leaves), or it stops at once.
     ///     Any `Clock`: `.after(.seconds(5), on: clock)`.
     ///   - fileID: Call site reported with any misuse; leave the default.
     ///   - line: Call site reported with any misuse; leave the default.
@@ -62,6 +64,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///     receives first.
     ///   - stopTimeout: How long the upstream keeps running after the last consumer left (nil:
     ///     it is cancelled at once). A consumer arriving within it joins the running iteration.
+    ///     Only while something keeps the shared sequence: keep it where the next consumer will
+    ///     come from (an app-wide store, not the view model that leaves), or it stops at once.
     ///   - fileID: Call site reported with any misuse; leave the default.
     ///   - line: Call site reported with any misuse; leave the default.
     /// - Precondition: `replay >= 0`; otherwise the program stops with a message naming the

@@ -96,7 +96,7 @@ public final class SharedSequence<Element: Sendable, Failure: Error>: AsyncSeque
         line: UInt = #line
     ) -> CallbackStream<Element, Failure> {
         let waiting = buffering.isWaiting
-        return CallbackStream(
+        return CallbackStream.synchronous(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line
         ) {
             [self] sink in

@@ -80,7 +80,7 @@ extension Publisher {
             yield: { sink, element in sink.yieldWithinDemand(element) },
             isWaiting: policy.isWaiting
         )
-        return CallbackStream(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
+        return CallbackStream.synchronous(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
             // Under a waiting policy the subscriber registers the demand handler when the
             // subscription arrives.
             let subscriber = StreamSubscriber<Output, Failure>(sink: sink, config: source)

@@ -69,7 +69,7 @@ public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable
         let id = state.withLock { $0.makeConsumerID() }
         // An envelope handed to this consumer and never taken (it was cancelled in between)
         // goes back to the channel, first in line.
-        let stream = CallbackStream<Envelope, Never>(
+        let stream = CallbackStream<Envelope, Never>.synchronous(
             buffering: .rendezvous,
             onUndelivered: { [self] envelope, _ in act(state.withLock { $0.requeue(envelope) }) }
         ) { [self] sink in

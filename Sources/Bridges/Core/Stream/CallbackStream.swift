@@ -10,13 +10,17 @@
 /// for try await location in locations { … }
 /// ```
 ///
-/// - **Cold**: the builder runs when a consumer first calls `next()` (in the consumer's
-///   isolation, synchronously), and every iterator gets its own producer: two `for await` loops
+/// - **Cold**: the builder runs when a consumer first calls `next()` (awaited there, in the
+///   isolation the builder was written in), and every iterator gets its own producer: two `for await` loops
 ///   never split elements between them. Use ``Broadcast`` for one hot source and many consumers.
 /// - **Teardown exactly once**, on the thread that ends the stream, whichever comes first: the
 ///   producer finishes or fails (then buffered elements are still delivered), the consumer
 ///   breaks out or drops its iterator, or the consumer's task is cancelled. Never if the builder
-///   never ran. The consumer's loop ends only after it returned, and a teardown given as
+///   never ran. A teardown made in nonisolated code runs there and then: the consumer's loop
+///   ends only after it returned. A ``Cancellation`` made in an actor's isolation (a builder
+///   written in a `@MainActor` view model) is enqueued on that actor when the stream ends and runs
+///   there; when the loop itself runs on that actor, that is after the loop's current job (the
+///   actor is busy with it), so after the loop ended. A teardown given as
 ///   ``Teardown/onTermination(_:)`` learns why (``Termination``).
 /// - **Accounting**: `onUndelivered` sees every element produced and not delivered, with its
 ///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
@@ -39,11 +43,21 @@
 /// `Failure == Never` iterates with `for await`, any other failure with `for try await`, and the
 /// thrown error keeps its type.
 public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
-    public typealias Builder = @Sendable (Sink) -> Cancellation
+    public typealias Builder = @Sendable @isolated(any) (Sink) -> Cancellation
     /// Called with every element produced and not delivered, and why. See ``UndeliveredReason``.
     public typealias UndeliveredHandler = @Sendable (Element, UndeliveredReason) -> Void
-    /// The builder as the engine stores it: both public forms end up here.
-    @usableFromInline typealias AnyBuilder = @Sendable (Sink) -> Teardown
+    /// The builder as the engine stores it: both public forms end up here, as a plain async
+    /// function that calls the user's builder in its isolation. (Not `@isolated(any)` itself:
+    /// the state machine takes it as a generic argument, and such a function type there needs
+    /// the Swift 6 runtime, iOS 18.)
+    /// It runs in the consumer's isolation (its `isolated` parameter), so a builder written on the
+    /// consumer's own actor runs without a hop.
+    /// Bridges' own streams (`Broadcast`, `shared()`, the operators, the Foundation and Combine
+    /// adapters) pass a synchronous builder that runs at once in the consumer's `next()`.
+    @usableFromInline enum AnyBuilder: Sendable {
+        case isolated(@Sendable (Sink, isolated (any Actor)?) async -> Teardown)
+        case synchronous(@Sendable (Sink) -> Teardown)
+    }
 
     @usableFromInline let policy: BufferingPolicy
     /// `onDrop` and `onUndelivered` merged into one hook (nil when neither was given).
@@ -63,7 +77,10 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     ///     ended it, after the teardown), or yielded after the end (on the yielding thread). So
     ///     delivered + undelivered == produced, whoever ends the stream. Never under a lock.
     ///   - build: Starts the producer with a ``Sink`` and returns the teardown that stops it. Runs
-    ///     once per iterator, on its first `next()`, synchronously in the consumer's isolation.
+    ///     once per iterator, awaited by its first `next()`, in the isolation it was written in: a
+    ///     builder written in a `@MainActor` view model runs on the main actor and may capture its
+    ///     non-`Sendable` state (a legacy manager), and the ``Cancellation`` it returns runs there
+    ///     too. A builder written in nonisolated code must be `Sendable` and runs off any actor.
     ///   - line: Call site reported with any misuse; leave the default.
     ///   - fileID: Call site reported with any misuse; leave the default.
     @inlinable
@@ -73,11 +90,13 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         onUndelivered: UndeliveredHandler? = nil,
         fileID: String = #fileID,
         line: UInt = #line,
-        _ build: @escaping @Sendable (Sink) -> Cancellation
+        @_inheritActorContext _ build: @escaping @Sendable @isolated(any) (Sink) -> Cancellation
     ) {
-        self.init(buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered, fileID: fileID, line: line) {
-            Teardown(build($0))
-        }
+        self.init(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line),
+            .isolated { sink, _ in Teardown(await build(sink)) }
+        )
     }
 
     /// Creates a cold stream whose teardown learns why the stream ended.
@@ -101,7 +120,54 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         onUndelivered: UndeliveredHandler? = nil,
         fileID: String = #fileID,
         line: UInt = #line,
+        @_inheritActorContext _ build: @escaping @Sendable @isolated(any) (Sink) -> Teardown
+    ) {
+        self.init(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line),
+            .isolated { sink, _ in await build(sink) }
+        )
+    }
+
+    /// A stream whose builder runs synchronously in the consumer's first `next()`: Bridges' own
+    /// streams, whose builders are `Sendable` and use no actor's state.
+    @inlinable
+    package static func synchronous(
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        _ build: @escaping @Sendable (Sink) -> Cancellation
+    ) -> Self {
+        Self(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line), .synchronous { Teardown(build($0)) })
+    }
+
+    /// The ``synchronous(buffering:onDrop:onUndelivered:fileID:line:_:)-(_,_,_,_,_,(Sink)->Cancellation)``
+    /// form whose builder returns a ``Teardown``.
+    @inlinable
+    package static func synchronous(
+        buffering: BufferingPolicy = .unbounded,
+        onDrop: (@Sendable (Element) -> Void)? = nil,
+        onUndelivered: UndeliveredHandler? = nil,
+        fileID: String = #fileID,
+        line: UInt = #line,
         _ build: @escaping @Sendable (Sink) -> Teardown
+    ) -> Self {
+        Self(
+            buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
+            site: CallSite(fileID: fileID, line: line), .synchronous(build))
+    }
+
+    @inlinable
+    init(
+        buffering: BufferingPolicy,
+        onDrop: (@Sendable (Element) -> Void)?,
+        onUndelivered: UndeliveredHandler?,
+        site: CallSite,
+        _ build: AnyBuilder
     ) {
         self.policy = buffering
         switch (onDrop, onUndelivered) {
@@ -117,7 +183,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 onUndelivered(element, reason)
             }
         }
-        self.site = CallSite(fileID: fileID, line: line)
+        self.site = site
         self.build = build
     }
 
@@ -247,7 +313,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 case .cancelled:
                     return try Self.cancelled()
                 case .runBuilder(let builder):
-                    storage.runBuilder(builder)
+                    await storage.runBuilder(builder, isolation: actor)
                 case .askProducer(let demand):
                     // Rendezvous pull source: ask for the element, then look again; a source
                     // that answers synchronously never makes the consumer suspend.

@@ -15,7 +15,7 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     init(
         policy: BufferingPolicy,
-        builder: @escaping CallbackStream<Element, Failure>.AnyBuilder,
+        builder: CallbackStream<Element, Failure>.AnyBuilder,
         undelivered: Undelivered?,
         site: CallSite
     ) {
@@ -62,9 +62,18 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         }
     }
 
+    /// Runs the builder in its own isolation (the actor it was written in, or none), awaited
+    /// by the consumer's first `next()`.
     @inlinable
-    func runBuilder(_ builder: CallbackStream<Element, Failure>.AnyBuilder) {
-        let teardown = builder(CallbackStream<Element, Failure>.Sink(SinkToken(self)))
+    func runBuilder(
+        _ builder: CallbackStream<Element, Failure>.AnyBuilder, isolation actor: isolated (any Actor)?
+    ) async {
+        let sink = CallbackStream<Element, Failure>.Sink(SinkToken(self))
+        let teardown: CallbackStream<Element, Failure>.Teardown
+        switch builder {
+        case .synchronous(let build): teardown = build(sink)
+        case .isolated(let build): teardown = await build(sink, actor)
+        }
         runTeardown(state.withLock { $0.builderReturned(teardown) })
     }
 
