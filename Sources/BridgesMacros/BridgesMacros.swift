@@ -25,8 +25,9 @@
 ///   in its caller's isolation, so a Swift 6 `@MainActor` caller awaits it on a non-`Sendable`
 ///   object. A type whose isolation is inferred (a subclass of a `@MainActor` class) needs its
 ///   global actor written on the method or the type.
-/// - Parameter timeout: Gives up with ``BridgeError/timedOut`` and cancels the call; evaluated on
-///   each call, e.g. `@Bridged(timeout: .after(.seconds(30)))`.
+/// - Parameter timeout: Gives up with ``BridgeError/timedOut`` and cancels the call, e.g.
+///   `@Bridged(timeout: .after(.seconds(30)))`. Evaluated on each call; type-checked where the
+///   attribute is, so it names static or global values, not the instance's.
 @attached(peer, names: overloaded)
 public macro Bridged(timeout: BridgeTimeout? = nil) =
     #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedMacro")

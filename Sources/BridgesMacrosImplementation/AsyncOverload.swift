@@ -120,8 +120,12 @@ struct AsyncOverload {
         var doc = [
             "/// The `async` form of `\(signature.fullName)`, written by `@Bridged` through `\(bridge)`.",
             "///",
-            "/// - Returns: what the completion handler passed, the first time it was called; a second",
-            "///   call is ignored and reported through `Diagnostics`.",
+            shape.success == nil
+                ? "/// - Returns: when the completion handler is first called; a second call is ignored and"
+                : "/// - Returns: what the completion handler passed, the first time it was called; a second",
+            shape.success == nil
+                ? "///   reported through `Diagnostics`."
+                : "///   call is ignored and reported through `Diagnostics`.",
             "/// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,",
             "///   instead of suspending forever;"
                 + (cancels

@@ -81,7 +81,7 @@ struct Signature {
     /// A parameter the overload cannot pass on as written: `inout`, variadic or `@autoclosure`.
     static func unpassable(_ parameters: [FunctionParameterSyntax]) -> Refusal? {
         for parameter in parameters {
-            let name = parameter.firstName.text
+            let name = (parameter.secondName ?? parameter.firstName).text
             if parameter.ellipsis != nil {
                 return Refusal(
                     message: .error(

@@ -74,10 +74,11 @@ public final class LegacyClient {
 @available(BridgesClock, *)
 public final class LegacyAnimator {
     public let runs = FakeCompletionAPI<Void, Int>()
-    public let clock: TestClock
-    public init(clock: TestClock) { self.clock = clock }
+    /// The attribute's argument is type-checked where the attribute is, outside any instance.
+    public static let clock = TestClock()
+    public init() {}
 
-    @Bridged(timeout: .after(.seconds(5), on: clock))
+    @Bridged(timeout: .after(.seconds(5), on: LegacyAnimator.clock))
     public func run(completion: @escaping () -> Void) -> LegacyRequest {
         LegacyRequest(runs.call { _ in completion() })
     }

@@ -16,6 +16,26 @@ struct BridgedCompletionExpansionTests {
                 }
             }
             """
+        } expansion: {
+            """
+            final class Repository: Sendable {
+                func load(id: Int) async throws -> User {
+                    try await api.user(id)
+                }
+
+                /// The completion-handler form of `load(id:)`, written by `@BridgedCompletion`
+                /// through `withCompletion`, for callers not migrated to `async` yet.
+                ///
+                /// `completion` is called exactly once, on the thread that finished the work, or the one that cancelled, with what the work returned or threw.
+                /// `cancel()` on the returned token cancels the work and calls the handler with `CancellationError` at once.
+                @discardableResult
+                func load(id: Int, completion: @escaping @Sendable (Result<User, any Error>) -> Void) -> Cancellation {
+                    withCompletion(completion) {
+                        try await self.load(id: id)
+                    }
+                }
+            }
+            """
         }
     }
 
@@ -26,6 +46,26 @@ struct BridgedCompletionExpansionTests {
             final class Model {
                 @BridgedCompletion(on: .mainActor)
                 public func refresh() async {
+                }
+            }
+            """
+        } expansion: {
+            """
+            @MainActor
+            final class Model {
+                public func refresh() async {
+                }
+
+                /// The completion-handler form of `refresh()`, written by `@BridgedCompletion`
+                /// through `withCompletion`, for callers not migrated to `async` yet.
+                ///
+                /// `completion` is called exactly once, on the main actor, with what the work returned or threw.
+                /// `cancel()` on the returned token cancels the work and calls the handler with `CancellationError` at once.
+                @discardableResult
+                public func refresh(completion: @escaping @MainActor ((any Error)?) -> Void) -> Cancellation {
+                    withCompletion(on: .mainActor, completion) {
+                        await self.refresh()
+                    }
                 }
             }
             """
@@ -41,6 +81,26 @@ struct BridgedCompletionExpansionTests {
                 try JSONDecoder().decode(type, from: completion)
             }
             """
+        } expansion: {
+            """
+            @available(macOS 13, *)
+            func decode<T: Decodable & Sendable>(_ type: T.Type, completion: Data) async throws -> T {
+                try JSONDecoder().decode(type, from: completion)
+            }
+
+            /// The completion-handler form of `decode(_:completion:)`, written by `@BridgedCompletion`
+            /// through `withCompletion`, for callers not migrated to `async` yet.
+            ///
+            /// `completionHandler` is called exactly once, where `.queue(.main)` says, with what the work returned or threw.
+            /// `cancel()` on the returned token cancels the work, and the handler is then not called at all.
+            @discardableResult
+            @available(macOS 13, *)
+            func decode<T: Decodable & Sendable>(_ type: T.Type, completion: Data, completionHandler: @escaping @Sendable (Result<T, any Error>) -> Void) -> Cancellation {
+                withCompletion(on: .queue(.main), whenCancelled: .doNotCall, completionHandler) {
+                    try await decode(type, completion: completion)
+                }
+            }
+            """
         }
     }
 
@@ -49,6 +109,33 @@ struct BridgedCompletionExpansionTests {
             """
             class Client {
                 @BridgedCompletion(on: .mainActor)
+                func fetch(completion: @escaping (Result<User, Error>) -> Void) {
+                }
+            }
+            """
+        } diagnostics: {
+            """
+            class Client {
+                @BridgedCompletion(on: .mainActor)
+                ┬─────────────────────────────────
+                ╰─ 🛑 'fetch(completion:)' is not async; @BridgedCompletion writes the completion-handler form of an async method. For the async form of a completion-handler method, use @Bridged
+                   ✏️ Use '@Bridged' to write the async form
+                func fetch(completion: @escaping (Result<User, Error>) -> Void) {
+                }
+            }
+            """
+        } fixes: {
+            """
+            class Client {
+                @Bridged
+                func fetch(completion: @escaping (Result<User, Error>) -> Void) {
+                }
+            }
+            """
+        } expansion: {
+            """
+            class Client {
+                @Bridged
                 func fetch(completion: @escaping (Result<User, Error>) -> Void) {
                 }
             }
@@ -64,6 +151,15 @@ struct BridgedCompletionExpansionTests {
                 ""
             }
             """
+        } diagnostics: {
+            """
+            @BridgedCompletion
+            ┬─────────────────
+            ╰─ 🛑 'name()' is not async; @BridgedCompletion writes the completion-handler form of an async method. For the async form of a completion-handler method, use @Bridged
+            func name() -> String {
+                ""
+            }
+            """
         }
     }
 
@@ -75,6 +171,15 @@ struct BridgedCompletionExpansionTests {
                 func load() async throws -> User
             }
             """
+        } diagnostics: {
+            """
+            protocol Repository {
+                @BridgedCompletion
+                ┬─────────────────
+                ╰─ 🛑 @BridgedCompletion cannot add a method with a body to a protocol's requirements; write the completion-handler form in an extension of the protocol, or put @BridgedCompletion on the conforming type's method
+                func load() async throws -> User
+            }
+            """
         }
     }
 
@@ -82,6 +187,13 @@ struct BridgedCompletionExpansionTests {
         assertMacro {
             """
             @BridgedCompletion
+            func fill(_ buffer: inout [UInt8]) async throws {
+            }
+            """
+        } diagnostics: {
+            """
+            @BridgedCompletion
+            ╰─ 🛑 parameter '_' is inout, and an async overload cannot write it back when the call completes; return the new value in the completion handler instead
             func fill(_ buffer: inout [UInt8]) async throws {
             }
             """

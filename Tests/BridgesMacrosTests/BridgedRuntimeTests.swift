@@ -68,11 +68,12 @@ struct BridgedRuntimeTests {
     @Test func typedResult_throwsCallbackFailureOfTheSDKsError() async throws {
         let client = LegacyClient()
         let task = Task { () async -> CallbackFailure<LegacyError>? in
-            do {
+            // Compiles only if the overload throws CallbackFailure<LegacyError> and nothing else.
+            do throws(CallbackFailure<LegacyError>) {
                 _ = try await client.fetchTypedName(id: 3)
                 return nil
             } catch {
-                return error  // typed: `error` is CallbackFailure<LegacyError>, no cast
+                return error  // typed: no cast
             }
         }
         let call = try await client.names.nextInvocation()
@@ -84,7 +85,7 @@ struct BridgedRuntimeTests {
     @Test func typedResult_cancelled_throwsCancelled_andCancelsTheCall() async throws {
         let client = LegacyClient()
         let task = Task { () async -> CallbackFailure<LegacyError>? in
-            do {
+            do throws(CallbackFailure<LegacyError>) {
                 _ = try await client.fetchTypedName(id: 3)
                 return nil
             } catch {
@@ -148,8 +149,8 @@ struct BridgedRuntimeTests {
 
     @available(BridgesClock, *)
     @Test func none_timeout_throwsTimedOut_andCancelsTheCall() async throws {
-        let clock = TestClock()
-        let animator = LegacyAnimator(clock: clock)
+        let clock = LegacyAnimator.clock  // only this test uses it
+        let animator = LegacyAnimator()
         let task = Task { try await animator.run() }
         let call = try await animator.runs.nextInvocation()
         await clock.waitForSleepers(1)
