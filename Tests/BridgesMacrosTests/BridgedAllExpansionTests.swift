@@ -67,8 +67,8 @@ struct BridgedAllExpansionTests {
 
                 /// The `async` form of `remove(_:completion:)`, written by `@Bridged` through `withCallback`.
                 ///
-                /// - Returns: what the completion handler passed, the first time it was called; a second
-                ///   call is ignored and reported through `Diagnostics`.
+                /// - Returns: when the completion handler is first called; a second call is ignored and
+                ///   reported through `Diagnostics`.
                 /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
                 ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call itself cannot be cancelled);
                 ///   and the API's own error as it is.

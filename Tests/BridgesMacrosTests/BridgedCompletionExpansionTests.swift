@@ -193,7 +193,7 @@ struct BridgedCompletionExpansionTests {
         } diagnostics: {
             """
             @BridgedCompletion
-            ╰─ 🛑 parameter '_' is inout, and an async overload cannot write it back when the call completes; return the new value in the completion handler instead
+            ╰─ 🛑 parameter 'buffer' is inout, and an async overload cannot write it back when the call completes; return the new value in the completion handler instead
             func fill(_ buffer: inout [UInt8]) async throws {
             }
             """

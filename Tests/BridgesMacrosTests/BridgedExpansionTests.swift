@@ -163,8 +163,8 @@ struct BridgedExpansionTests {
 
                 /// The `async` form of `save(_:completion:)`, written by `@Bridged` through `withCallback`.
                 ///
-                /// - Returns: what the completion handler passed, the first time it was called; a second
-                ///   call is ignored and reported through `Diagnostics`.
+                /// - Returns: when the completion handler is first called; a second call is ignored and
+                ///   reported through `Diagnostics`.
                 /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
                 ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call itself cannot be cancelled);
                 ///   and the API's own error as it is.
@@ -195,8 +195,8 @@ struct BridgedExpansionTests {
 
                 /// The `async` form of `run(completion:)`, written by `@Bridged` through `withCallback`.
                 ///
-                /// - Returns: what the completion handler passed, the first time it was called; a second
-                ///   call is ignored and reported through `Diagnostics`.
+                /// - Returns: when the completion handler is first called; a second call is ignored and
+                ///   reported through `Diagnostics`.
                 /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
                 ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call itself cannot be cancelled);
                 ///   `BridgeError.timedOut` after `.after(.seconds(2))`, which cancels the call too;
@@ -269,8 +269,8 @@ struct BridgedExpansionTests {
 
                 /// The `async` form of `refresh(completion:)`, written by `@Bridged` through `withCallback`.
                 ///
-                /// - Returns: what the completion handler passed, the first time it was called; a second
-                ///   call is ignored and reported through `Diagnostics`.
+                /// - Returns: when the completion handler is first called; a second call is ignored and
+                ///   reported through `Diagnostics`.
                 /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
                 ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call itself cannot be cancelled);
                 ///   and the API's own error as it is.
@@ -438,8 +438,8 @@ struct BridgedExpansionTests {
 
                 /// The `async` form of `send(done:handle:_:)`, written by `@Bridged` through `withCallback`.
                 ///
-                /// - Returns: what the completion handler passed, the first time it was called; a second
-                ///   call is ignored and reported through `Diagnostics`.
+                /// - Returns: when the completion handler is first called; a second call is ignored and
+                ///   reported through `Diagnostics`.
                 /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
                 ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call is cancelled too);
                 ///   and the API's own error as it is.
@@ -697,7 +697,7 @@ struct BridgedExpansionTests {
         } diagnostics: {
             """
             @Bridged
-            ╰─ 🛑 parameter '_' is inout, and an async overload cannot write it back when the call completes; return the new value in the completion handler instead
+            ╰─ 🛑 parameter 'buffer' is inout, and an async overload cannot write it back when the call completes; return the new value in the completion handler instead
             func fill(_ buffer: inout [UInt8], completion: @escaping (Error?) -> Void) {
             }
             """
@@ -714,7 +714,7 @@ struct BridgedExpansionTests {
         } diagnostics: {
             """
             @Bridged
-            ╰─ 🛑 parameter '_' is variadic, and a variadic argument cannot be passed on; take an array (`[Int]`) instead
+            ╰─ 🛑 parameter 'values' is variadic, and a variadic argument cannot be passed on; take an array (`[Int]`) instead
             func send(_ values: Int..., completion: @escaping (Error?) -> Void) {
             }
             """
