@@ -1,4 +1,5 @@
 // swift-tools-version: 6.2
+import CompilerPluginSupport
 import PackageDescription
 
 // Bridges: completion handlers, delegates and publishers ⇄ async/await.
@@ -13,6 +14,12 @@ let openCombineOnLinux: Target.Dependency = .product(
     package: "OpenCombine",
     condition: .when(platforms: [.linux], traits: ["OpenCombine"])
 )
+
+/// swift-syntax and the macro test tools, used only by targets of the `Macros` trait: with the trait
+/// off, SwiftPM fetches neither, for this package or its users.
+func macros(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Macros"]))
+}
 
 /// The OS versions each group of APIs above the package's floor (`platforms` below) needs,
 /// defined once and named in `@available(…, *)`: `BridgesClock` the `Clock` and `Duration`
@@ -44,6 +51,8 @@ let package = Package(
         .library(name: "Bridges", targets: ["Bridges"]),
         .library(name: "BridgesCombine", targets: ["BridgesCombine"]),
         .library(name: "BridgesTesting", targets: ["BridgesTesting"]),
+        // `@Bridged`, `@BridgedAll`, `@BridgedCompletion`: empty unless the `Macros` trait is on.
+        .library(name: "BridgesMacros", targets: ["BridgesMacros"]),
         // No product for the tour: `swift run BridgesTour` runs an executable target of the root
         // package, and users of the package are not handed a demo executable.
     ],
@@ -52,9 +61,15 @@ let package = Package(
             name: "OpenCombine",
             description: "On Linux, build BridgesCombine against OpenCombine (Apple platforms always use Combine)."
         ),
+        .trait(
+            name: "Macros",
+            description: "Build BridgesMacros (@Bridged and friends), which needs swift-syntax."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
     ],
     targets: [
         .target(name: "Bridges", dependencies: ["CBridgesRuntime"], swiftSettings: availability),
@@ -86,7 +101,45 @@ let package = Package(
             dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
             swiftSettings: availability
         ),
-        .testTarget(name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"], swiftSettings: availability),
+
+        // Macros (the `Macros` trait): the compiler plugin, the library that declares the macros,
+        // a Swift 5-mode legacy SDK that uses them, and their tests. Each source is `#if Macros`.
+        // The expansion code is a library of its own, which the tests link: a test target that
+        // depended on the `.macro` target would make SwiftPM build every test target (and all
+        // they depend on) a second time, for the host.
+        .target(
+            name: "BridgesMacrosImplementation",
+            dependencies: [macros("SwiftSyntaxMacros", "swift-syntax"), macros("SwiftDiagnostics", "swift-syntax")]
+        ),
+        .macro(
+            name: "BridgesMacrosPlugin",
+            dependencies: [
+                .target(name: "BridgesMacrosImplementation", condition: .when(traits: ["Macros"])),
+                macros("SwiftSyntaxMacros", "swift-syntax"), macros("SwiftCompilerPlugin", "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "BridgesMacros",
+            dependencies: ["Bridges", .target(name: "BridgesMacrosPlugin", condition: .when(traits: ["Macros"]))],
+            swiftSettings: availability
+        ),
+        .target(
+            name: "BridgesMacrosLegacyFixtures",
+            dependencies: ["Bridges", "BridgesMacros"],
+            path: "Tests/BridgesMacrosLegacyFixtures",
+            swiftSettings: [.swiftLanguageMode(.v5)] + availability
+        ),
+        .testTarget(
+            name: "BridgesMacrosTests",
+            dependencies: [
+                "Bridges", "BridgesMacros", "BridgesTesting", "BridgesMacrosLegacyFixtures",
+                .target(name: "BridgesMacrosImplementation", condition: .when(traits: ["Macros"])),
+                macros("MacroTesting", "swift-macro-testing"),
+            ],
+            swiftSettings: availability
+        ),
+        .testTarget(
+            name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"], swiftSettings: availability),
 
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
         .target(name: "ExampleSupport", path: "Examples/Support", swiftSettings: availability),

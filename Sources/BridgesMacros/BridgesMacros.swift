@@ -1,0 +1,73 @@
+#if Macros
+@_exported import Bridges
+
+/// Writes the `async` overload of a completion-handler method through `withCallback`, with
+/// every guarantee `withCallback` keeps.
+///
+/// ```swift
+/// @Bridged
+/// func fetchUser(id: Int, completion: @escaping (Result<User, APIError>) -> Void) -> Request
+/// // adds
+/// func fetchUser(id: Int) async throws(CallbackFailure<APIError>) -> User
+/// ```
+///
+/// The last parameter is the completion handler, in one of `withCallback`'s shapes:
+/// `(Result<T, E>) -> Void`, `(T?, Error?) -> Void`, `(T) -> Void`, `(Error?) -> Void`,
+/// `() -> Void`. The method returns `Void`, a `Cancellation`, or a handle with `cancel()`
+/// (optional or not), which the overload cancels when the awaiting task is cancelled.
+///
+/// - A second call of the handler is ignored and reported; a dropped handler throws
+///   ``BridgeError/callbackDropped``; cancellation reaches the returned handle.
+/// - `Result<T, E>` with a concrete `E` gives `throws(CallbackFailure<E>)` (see
+///   `withTypedCallback`); `Error` gives untyped `throws`.
+/// - Access level, availability, global actor, generic parameters and `where` clause are kept.
+/// - Outside an actor or a global-actor type the overload is `nonisolated(nonsending)`: it runs
+///   in its caller's isolation, so a Swift 6 `@MainActor` caller awaits it on a non-`Sendable`
+///   object. A type whose isolation is inferred (a subclass of a `@MainActor` class) needs its
+///   global actor written on the method or the type.
+/// - Parameter timeout: Gives up with ``BridgeError/timedOut`` and cancels the call, e.g.
+///   `@Bridged(timeout: .after(.seconds(30)))`. Evaluated on each call; type-checked where the
+///   attribute is, so it names static or global values, not the instance's.
+@attached(peer, names: overloaded)
+public macro Bridged(timeout: BridgeTimeout? = nil) =
+    #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedMacro")
+
+/// `@Bridged` for every completion-handler method of a protocol or type, in one extension.
+///
+/// On a protocol, every conforming type gets the `async` forms. A method whose last parameter
+/// is a function that `withCallback` cannot bridge is skipped with a warning at the attribute
+/// saying why; mark it ``NotBridged()`` to silence it. Methods without a completion handler,
+/// `async` methods and methods marked `@Bridged`, `@BridgedCompletion` or `@NotBridged` are
+/// left alone (a remark lists them).
+@attached(extension, names: arbitrary)
+public macro BridgedAll(timeout: BridgeTimeout? = nil) =
+    #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedAllMacro")
+
+/// Writes the completion-handler overload of an `async` method through `withCompletion`, for
+/// callers not migrated yet (Objective-C, old modules).
+///
+/// ```swift
+/// @BridgedCompletion(on: .mainActor)
+/// func load(id: Int) async throws -> User
+/// // adds
+/// @discardableResult
+/// func load(id: Int, completion: @escaping @MainActor (Result<User, any Error>) -> Void) -> Cancellation
+/// ```
+///
+/// The handler is called exactly once (with `whenCancelled: .doNotCall`, at most once): with the
+/// value, the error, or `CancellationError` when the returned token is cancelled first. A method
+/// that returns nothing gets an `(Error?) -> Void` handler.
+/// - Parameters:
+///   - delivery: Where the handler runs (``Delivery``): `.current`, `.queue(q)`, or
+///     `.mainActor`, which makes the handler `@MainActor`.
+///   - whenCancelled: ``CancelledCompletion/callWithCancellationError`` (default) or
+///     ``CancelledCompletion/doNotCall``.
+@attached(peer, names: overloaded)
+public macro BridgedCompletion(
+    on delivery: Delivery = .current, whenCancelled: CancelledCompletion = .callWithCancellationError
+) = #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedCompletionMacro")
+
+/// Leaves a method out of ``BridgedAll(timeout:)`` without a warning. Adds nothing.
+@attached(peer)
+public macro NotBridged() = #externalMacro(module: "BridgesMacrosPlugin", type: "NotBridgedMacro")
+#endif

@@ -1,0 +1,70 @@
+#if Macros
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Bridged` on a completion-handler method or free function: adds its `async` overload.
+public struct BridgedMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let function = declaration.as(FunctionDeclSyntax.self) else {
+            context.diagnose(
+                Diagnostic(
+                    node: node,
+                    message: BridgesMacroMessage.error(
+                        "notAFunction",
+                        "@Bridged applies to a method or function with a completion handler; on a protocol or type, use @BridgedAll to bridge every completion-handler method it declares"
+                    )))
+            return []
+        }
+        if context.lexicalContext.first?.is(ProtocolDeclSyntax.self) == true {
+            // A peer in a protocol would be a requirement with a body, which Swift does not allow.
+            context.diagnose(
+                Diagnostic(
+                    node: node,
+                    message: BridgesMacroMessage.error(
+                        "protocolRequirement",
+                        "@Bridged cannot add an async method to a protocol's requirements; put @BridgedAll on the protocol instead, which adds the async forms in an extension"
+                    ),
+                    fixIts: [
+                        FixIt(
+                            message: BridgesFixIt(message: "Remove '@Bridged'"),
+                            changes: [.replace(oldNode: Syntax(node), newNode: Syntax(AttributeListSyntax([])))])
+                    ]))
+            return []
+        }
+        let overload = AsyncOverload(
+            signature: Signature(function: function),
+            placement: Placement(lexicalContext: context.lexicalContext),
+            timeout: node.argument(named: "timeout"),
+            defaultAccess: nil
+        )
+        do {
+            return [try overload.make()]
+        } catch {
+            context.diagnose(error.diagnostic(at: node))
+            return []
+        }
+    }
+}
+
+/// `@NotBridged`: marks a method `@BridgedAll` leaves alone without a warning. Adds nothing.
+public struct NotBridgedMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] { [] }
+}
+
+extension AttributeSyntax {
+    /// The expression passed as `label:`, as written.
+    func argument(named label: String) -> String? {
+        guard case .argumentList(let arguments) = self.arguments else { return nil }
+        return arguments.first { $0.label?.text == label }?.expression.trimmedDescription
+    }
+}
+#endif
