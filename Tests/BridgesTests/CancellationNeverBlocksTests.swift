@@ -17,7 +17,7 @@ struct CancellationNeverBlocksTests {
     /// A stream whose producer is a thread of its own that yields until it is told to stop, and
     /// whose teardown stops it and *waits* for it to leave: the shape of the FileHandle reader.
     static func producerThreadStream(exited: Counter) -> CallbackStream<Int, Never> {
-        CallbackStream<Int, Never>(buffering: .unbounded) { sink in
+        CallbackStream<Int, Never>(buffering: .latest) { sink in
             let stop = LegacyFlagForTests()
             let gone = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {

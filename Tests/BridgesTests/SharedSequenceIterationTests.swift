@@ -256,15 +256,9 @@ struct SharedSequenceIterationTests {
         }
         #expect(outcomes[.finishedUncancelled] == nil, "\(outcomes)")
         #expect(outcomes[.other] == nil, "\(outcomes)")
-        // A consumer cancelled after the failure had ended its stream reads it as finished: the
-        // stream engine drops that failure (issue 33 item 3, not shared()'s doing; the test below
-        // holds that case open). Remove this known issue once the engine keeps the failure.
-        withKnownIssue(
-            "issue 33 item 3: a failure that ended the stream is lost when the consumer is then cancelled",
-            isIntermittent: true
-        ) {
-            #expect(outcomes[.finished] == nil, "\(outcomes)")
-        }
+        // A consumer cancelled after the failure had ended its stream throws that failure: the
+        // stream ended as it ended.
+        #expect(outcomes[.finished] == nil, "\(outcomes)")
         #expect(outcomes[.failed, default: 0] > 0, "\(outcomes)")
     }
 
@@ -330,11 +324,7 @@ struct SharedSequenceIterationTests {
         await witness.expectFailure(TestError(code: 4))
         consumer.cancel()
         let outcome = await consumer.value
-        // Issue 33 item 3 (the stream engine drops the failure): remove this known issue once the
-        // engine keeps it; the test then fails here until it is removed.
-        withKnownIssue("issue 33 item 3: a failure that ended the stream is lost when the consumer is then cancelled") {
-            #expect(outcome == "failed 4")
-        }
+        #expect(outcome == "failed 4", "the failure had ended the stream before the cancellation")
     }
 }
 
