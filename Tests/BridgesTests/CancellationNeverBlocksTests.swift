@@ -87,7 +87,7 @@ struct CancellationNeverBlocksTests {
             let started = Signal()
             let consumer = Task {
                 var chunks = 0
-                for await _ in reader.readChunks() {
+                for await _ in reader.readChunks(buffering: .latest) {
                     chunks += 1
                     if chunks == 1 { started.open() }
                 }

@@ -150,15 +150,22 @@ struct LegacySDKPatternsTests {
         #expect(proxy.object == nil, "released once the teardown ran")
     }
 
-    @Test func callbackStream_verbatimShape_losesItsProxy_andTheStreamEndsAndTearsDown() async throws {
+    @Test func callbackStream_verbatimShape_losesItsProxy_andTheStreamFailsAndTearsDown() async throws {
         // The issue's shape compiles; at run time nothing holds its proxy but the manager's weak
-        // `delegate`, so the proxy and its sink go when the builder returns: the stream ends
-        // (a sink released without finish(), reported) and the teardown runs.
+        // `delegate`, so the proxy and its sink go when the builder returns: the stream ends with
+        // `BridgeError.sinkDropped` (a sink released without finish(), reported; a lost source
+        // never reads as a complete loop) and the teardown runs.
         let screen = LocationScreen()
         let stopped = LifetimeGate()
         screen.manager.onStop = { stopped.open() }
-        try await expectDiagnostics([.sinkDropped]) {
-            for try await _ in screen.locations() {}
+        await expectDiagnostics([.sinkDropped]) {
+            do {
+                for try await _ in screen.locations() {}
+                Issue.record("a lost producer ended the loop as if complete")
+            } catch BridgeError.sinkDropped {
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
         }
         await stopped.wait()
         #expect(!screen.manager.isRunning)

@@ -206,7 +206,9 @@ struct SharedSequenceTests {
     // MARK: - Leaving (TestShare: cancellation of one consumer, of several, source cancelled without consumers)
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-    @Test func lastConsumerCancelled_upstreamIterationIsCancelledBeforeCancelReturns() async throws {
+    /// The consumer's cancellation ends its stream from its own task (never inside the task's
+    /// cancellation handler, which must not wait): the upstream is stopped before the loop ends.
+    @Test func lastConsumerCancelled_upstreamIterationIsCancelledBeforeTheLoopEnds() async throws {
         try await withSerialTasks { () async throws in
             let upstream = DrivenUpstream<Never>()
             let shared = upstream.sequence.shared()
@@ -216,9 +218,11 @@ struct SharedSequenceTests {
             await runUntilIdle()  // the consumer waits for its next element, the upstream's task in next()
             consumer.cancel()
             upstream.log.append("cancel returned")
-            #expect(upstream.log.values == ["start", "stop", "cancel returned"])
-            #expect(!shared.isIterating)
             await consumer.value
+            upstream.log.append("loop ended")
+            #expect(upstream.log.values == ["start", "cancel returned", "stop", "loop ended"])
+            await runUntilIdle()
+            #expect(!shared.isIterating)
             guard case .terminated = sink.yield(2) else {  // the producer of a stopped iteration
                 Issue.record("the stopped iteration's producer could still yield")
                 return
@@ -250,7 +254,7 @@ struct SharedSequenceTests {
             second.cancel()
             upstream.log.append("cancel returned")
             await second.waitForEnd()
-            #expect(upstream.log.values == ["start", "stop", "cancel returned"])
+            #expect(upstream.log.values == ["start", "cancel returned", "stop"])
             sink.finish()
         }
     }
