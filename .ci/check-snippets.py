@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Proves that every snippet a user can copy is compiled code.
 
-1. Every ```swift block in README.md, MIGRATION.md and the three GettingStarted articles compiles
-   as pasted: each becomes the one file of its own target in a scratch package (.build-snippets/,
-   a path dependency on this repository with the OpenCombine trait), with only the imports the
-   block shows, built on Linux with one `swift build`. A block that is not a whole file, or that
-   needs an Apple platform, says so in an HTML comment just before it, and is skipped with that
-   reason printed:
+1. Every ```swift block in README.md, MIGRATION.md, GUARANTEES.md, COMING_FROM.md and the three
+   GettingStarted articles compiles as pasted: each becomes the one file of its own target in a
+   scratch package (.build-snippets/, a path dependency on this repository with the OpenCombine
+   trait), with only the imports the block shows, built on Linux with one `swift build`. A block
+   that is not a whole file, or that needs an Apple platform, says so in an HTML comment just
+   before it, and is skipped with that reason printed:
 
     <!-- snippet: fragment — uses `client`, the reader's own legacy SDK -->
     <!-- snippet: apple-only — UIKit -->
 
    `--no-compile` skips this part (the marker checks below still run).
 
-2. Every before/after `diff` block in MIGRATION.md and README.md is compiled code too:
+2. Every before/after `diff` block in MIGRATION.md, README.md and GUARANTEES.md is compiled code too:
 
 A `diff` block preceded by a marker comment
 
@@ -86,7 +86,7 @@ def blocks(markdown):
         yield m.group(1), m.group(2), body, i + 1
 
 
-COMPILED_DOCS = ["README.md", "MIGRATION.md",
+COMPILED_DOCS = ["README.md", "MIGRATION.md", "GUARANTEES.md", "COMING_FROM.md",
                  "Sources/Bridges/Bridges.docc/GettingStarted.md",
                  "Sources/BridgesCombine/BridgesCombine.docc/GettingStarted.md",
                  "Sources/BridgesTesting/BridgesTesting.docc/GettingStarted.md"]
@@ -175,7 +175,7 @@ let package = Package(
 
 def main():
     compile_errors = [] if "--no-compile" in sys.argv else compile_blocks()
-    docs = [p for p in (ROOT / "MIGRATION.md", ROOT / "README.md") if p.exists()]
+    docs = [p for p in (ROOT / "MIGRATION.md", ROOT / "README.md", ROOT / "GUARANTEES.md") if p.exists()]
     errors, checked = [], 0
     cache = {}
     for doc in docs:
