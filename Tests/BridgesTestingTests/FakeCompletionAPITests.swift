@@ -154,4 +154,25 @@ import Testing
             }
         }
     }
+
+    /// The fake takes what `withCallback` takes: a value that is not `Sendable`, handed over once.
+    @MainActor
+    @Test func complete_handsOverANonSendableValue() async throws {
+        let api = FakeCompletionAPI<Int, Photo>()
+        let task = Task { @MainActor in
+            let photo = try await withCallback { done in api.call(7, completion: done) }
+            return photo.bytes
+        }
+        let call = try await api.nextInvocation()
+        #expect(call.request == 7)
+        call.complete(with: Photo(bytes: [1, 2, 3]))
+        #expect(try await task.value == [1, 2, 3])
+        #expect(call.isFinished)
+    }
+}
+
+/// What a Swift 5 SDK hands back: a plain class, never made `Sendable`.
+private final class Photo {
+    var bytes: [UInt8]
+    init(bytes: [UInt8]) { self.bytes = bytes }
 }

@@ -167,4 +167,113 @@ struct WeakOwnerForEachTests {
         owner = nil
         await deinitGate.wait()
     }
+
+    // MARK: - onFailure
+
+    /// A view model hears its feed's failure once, on the main actor, after the last element,
+    /// and still goes when its screen does.
+    @MainActor
+    @Test func onFailure_whenSequenceThrows_calledOnce_inHandlersIsolation_afterElements() async {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
+        let tornDown = LifetimeGate()
+        continuation.onTermination = { _ in tornDown.open() }
+        let deinitGate = LifetimeGate()
+        let taskEnded = LifetimeGate()
+        let events = LifetimeRecorder<String>()
+        var model: FeedViewModel? = FeedViewModel(deinitGate: deinitGate)
+        weak var weakModel: FeedViewModel?
+        weakModel = model
+        model!.bind(to: stream, events: events, probe: DeinitSignal(taskEnded))
+
+        continuation.yield(1)
+        continuation.finish(throwing: LifetimeTestError(code: 7))
+        await events.wait(count: 2)
+        await taskEnded.wait()
+        await tornDown.wait()
+        #expect(events.values == ["element 1 main:true", "failure 7 main:true"])
+        #expect(model!.failure == LifetimeTestError(code: 7))
+        #expect(model!.bag.isEmpty)
+
+        model = nil
+        await deinitGate.wait()
+        #expect(weakModel == nil)
+    }
+
+    @Test func onFailure_whenSequenceFinishes_orThrowsCancellationError_isNotCalled() async {
+        for ending in ["finish", "cancellationError"] {
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
+            let deinitGate = LifetimeGate()
+            let taskEnded = LifetimeGate()
+            let events = LifetimeRecorder<String>()
+            var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
+            stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
+                _ = probe
+                events.record("element \(value)")
+            } onFailure: { _, error in
+                events.record("failure \(error)")
+            }
+            continuation.yield(1)
+            if ending == "finish" {
+                continuation.finish()
+            } else {
+                continuation.finish(throwing: CancellationError())
+            }
+            await taskEnded.wait()
+            #expect(events.values == ["element 1"], "\(ending)")
+            #expect(owner!.bag.isEmpty)
+            owner = nil
+            await deinitGate.wait()
+        }
+    }
+
+    /// `cancel()` is final for `onFailure` too: a failure after the bag was cancelled is not
+    /// reported, and the loop ends at the cancel.
+    @Test func onFailure_afterCancelAll_isNotCalled() async {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
+        let tornDown = LifetimeGate()
+        continuation.onTermination = { _ in tornDown.open() }
+        let deinitGate = LifetimeGate()
+        let taskEnded = LifetimeGate()
+        let events = LifetimeRecorder<String>()
+        var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
+        stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
+            _ = probe
+            events.record("element \(value)")
+        } onFailure: { _, error in
+            events.record("failure \(error)")
+        }
+        continuation.yield(1)
+        await events.wait(count: 1)
+        owner!.bag.cancelAll()
+        continuation.finish(throwing: LifetimeTestError(code: 1))
+        await tornDown.wait()
+        await taskEnded.wait()
+        #expect(events.values == ["element 1"])
+        owner = nil
+        await deinitGate.wait()
+    }
+}
+
+/// A view model that shows its feed's failure: the `onFailure:` shape README users write.
+@MainActor
+private final class FeedViewModel {
+    var values: [Int] = []
+    var failure: LifetimeTestError?
+    let bag = CancellationBag()
+    private let deinitGate: LifetimeGate
+
+    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+
+    func bind(to feed: AsyncThrowingStream<Int, any Error>, events: LifetimeRecorder<String>, probe: DeinitSignal) {
+        feed.forEach(weak: self, in: bag) { [probe] owner, value in
+            _ = probe
+            owner.values.append(value)
+            events.record("element \(value) main:\(isOnMainActor())")
+        } onFailure: { owner, error in
+            owner.failure = error as? LifetimeTestError
+            events.record("failure \((error as? LifetimeTestError)?.code ?? -1) main:\(isOnMainActor())")
+        }
+    }
+
+    deinit { deinitGate.open() }
 }

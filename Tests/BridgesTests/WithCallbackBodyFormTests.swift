@@ -13,6 +13,46 @@ struct WithCallbackBodyFormTests {
         #expect(api.cancelled.count == 1)
     }
 
+    /// `onLateResult` written after the body, untyped and of several statements (the shape that
+    /// failed to compile written before the body): `late` takes the type the body's `done` fixed,
+    /// and the result that arrives after cancellation reaches it.
+    @Test func onLateResult_afterTheBody_untyped_compilesAndReceivesTheLateResult() async throws {
+        let lateValues = Collected<Int>()
+        let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()
+        let task = Task {
+            try await withCallback { done in
+                let request = api.start(done)
+                return Cancellation { request.cancel() }
+            } onLateResult: { late in
+                if case .success(let value) = late { lateValues.append(value) }
+            }
+        }
+        await api.started.wait()
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(api.cancelled.count == 1)
+        api.stored(.success(5))
+        #expect(lateValues.values == [5])
+    }
+
+    /// The `(Error?)` shape keeps throwing the legacy error with a trailing `onLateResult`: it
+    /// is not taken for the `(T)` shape with `T == (any Error)?`.
+    @Test func onLateResult_afterTheBody_errorShape_throwsTheLegacyError() async throws {
+        let lateErrors = Collected<String>()
+        let api = LegacyAPI<@Sendable ((any Error)?) -> Void>()
+        let task = Task {
+            try await withCallback { done in
+                api.start(done)
+            } onLateResult: { error in
+                lateErrors.append(String(describing: error))
+            }
+        }
+        await api.started.wait()
+        api.stored(TestError(code: 3))
+        await #expect(throws: TestError(code: 3)) { try await task.value }
+        #expect(lateErrors.count == 0)
+    }
+
     /// A body with `guard` is no builder body: it says what it returns, as the unavailable
     /// fallback's error message tells it to (.ci/check-builder-diagnostics.sh checks the error).
     @Test func bodyWithGuard_andExplicitReturn_compilesAndRuns() async throws {

@@ -41,9 +41,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   once per element, in order, one at a time. Inside an `actor` that is itself the owner,
     ///   the loop runs on the global executor instead (a Task running on the actor would hold it),
     ///   and the handler, which is not isolated to the actor, reaches it with `await owner.…`.
-    /// - The loop also ends when the sequence finishes or throws (the error is dropped: handle
-    ///   failures inside the sequence, or use `subscribe(on:onElement:onFinish:)`), or when the
-    ///   token is cancelled (`bag.cancelAll()`).
+    /// - The loop also ends when the sequence finishes or throws, or when the token is cancelled
+    ///   (`bag.cancelAll()`). This form drops a thrown failure: to observe it, pass `onFailure:`
+    ///   (the overload below).
     /// - `cancel()` is final: once it has returned, no new call of `handler` starts. The token
     ///   is checked in the handler's own isolation, right before each call: a `cancel()` made
     ///   there (the owner's bag cancelled on the main actor) either comes first, and no call
@@ -81,6 +81,71 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         @_inheritActorContext _ handler:
             sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void
     ) -> Cancellation {
+        _forEach(
+            weak: owner, in: bag, isolation: isolation, lifetimeCheck: lifetimeCheck, fileID: fileID, line: line,
+            handler: _OwnerHandler(handler), onFailure: nil)
+    }
+
+    /// Consumes the sequence on behalf of `owner` as
+    /// ``forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)`` does, and hands a failure the
+    /// sequence throws to `onFailure`.
+    ///
+    /// ```swift
+    /// facade.items.forEach(weak: self, in: bag) { owner, items in
+    ///     owner.items = items
+    /// } onFailure: { owner, error in
+    ///     owner.error = error
+    /// }
+    /// ```
+    ///
+    /// - `onFailure` is called at most once, after the last call of `handler`, where it was
+    ///   written (like `handler`: on the main actor in a `@MainActor` view model), with the owner
+    ///   borrowed strongly for that call. It is not called when the sequence finishes, when it
+    ///   throws `CancellationError`, when the token was cancelled first (`cancel()` is final for
+    ///   it too), or when the owner is already gone: then nobody is left to tell.
+    /// - Everything else is as in the form without `onFailure:`.
+    ///
+    /// - Parameters:
+    ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
+    ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
+    ///   - isolation: Where the loop runs; leave the default.
+    ///   - lifetimeCheck: Opt-in debug check, see ``OwnerLifetimeCheck``.
+    ///   - fileID: Call site reported with any misuse; leave the default.
+    ///   - line: Call site reported with any misuse; leave the default.
+    ///   - handler: Receives the owner (strongly, for this call only) and the element.
+    ///   - onFailure: Receives the owner (strongly, for this call only) and the failure the
+    ///     sequence threw.
+    /// - Returns: The token already stored in `bag`; cancel it to stop earlier.
+    @discardableResult
+    public func forEach<Owner: AnyObject & Sendable>(
+        weak owner: Owner,
+        in bag: CancellationBag,
+        isolation: isolated (any Actor)? = #isolation,
+        lifetimeCheck: OwnerLifetimeCheck = .default,
+        fileID: String = #fileID,
+        line: UInt = #line,
+        @_inheritActorContext _ handler:
+            sending @escaping @isolated(any) (_ owner: Owner, _ element: Element) async -> Void,
+        @_inheritActorContext onFailure:
+            sending @escaping @isolated(any) (_ owner: Owner, _ error: any Error) async -> Void
+    ) -> Cancellation {
+        _forEach(
+            weak: owner, in: bag, isolation: isolation, lifetimeCheck: lifetimeCheck, fileID: fileID, line: line,
+            handler: _OwnerHandler(handler), onFailure: _OwnerHandler(onFailure))
+    }
+
+    /// Both forms of `forEach(weak:)`: the handlers arrive boxed (see `_OwnerHandler`), the box
+    /// sent into the loop's Task, which alone holds it.
+    func _forEach<Owner: AnyObject & Sendable>(
+        weak owner: Owner,
+        in bag: CancellationBag,
+        isolation: isolated (any Actor)?,
+        lifetimeCheck: OwnerLifetimeCheck,
+        fileID: String,
+        line: UInt,
+        handler: _OwnerHandler<Owner, Element>,
+        onFailure: _OwnerHandler<Owner, any Error>?
+    ) -> Cancellation {
         let reference = WeakReference(owner)
         let (control, token) = WeakOwnerTask.make(
             check: lifetimeCheck, site: CallSite(fileID: fileID, line: line),
@@ -93,14 +158,16 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             control.attach(
                 Task {
                     await _weakOwnerLoop(
-                        self, isolation: #isolation, owner: reference, control: control, handler: handler)
+                        self, isolation: #isolation, owner: reference, control: control, handler: handler,
+                        onFailure: onFailure)
                     control.ended(token: token)
                 })
         } else {
             control.attach(
                 Task {
                     await _weakOwnerLoop(
-                        self, isolation: isolation, owner: reference, control: control, handler: handler)
+                        self, isolation: isolation, owner: reference, control: control, handler: handler,
+                        onFailure: onFailure)
                     control.ended(token: token)
                 })
         }
@@ -118,24 +185,29 @@ func _weakOwnerLoop<S: AsyncSequence & Sendable, Owner: AnyObject & Sendable>(
     isolation: isolated (any Actor)?,
     owner reference: WeakReference<Owner>,
     control: WeakOwnerTask,
-    handler: @escaping @isolated(any) (Owner, S.Element) async -> Void
+    handler: _OwnerHandler<Owner, S.Element>,
+    onFailure: _OwnerHandler<Owner, any Error>?
 ) async where S.Element: Sendable {
     do {
-        // Unchecked: the handler was `sending` into this task, which alone holds it, and goes,
-        // for one awaited call at a time, into the isolation it declares (`handler.isolation`):
-        // the crossing `await handler(…)` makes when it hops there.
-        let isolated = _OwnerHandler(handler)
         for try await element in sequence {
             // Into the handler's isolation for the check and the call (no hop when the loop
             // already runs there, the usual case: both inherit the caller's).
             guard
-                await _callOwnerHandler(handler.isolation, element, to: reference, control: control, handler: isolated)
+                await _callOwnerHandler(
+                    handler.call.isolation, element, to: reference, control: control, handler: handler)
             else {
                 break
             }
         }
+    } catch is CancellationError {
+        // The bag cancelled us (or the source itself was cancelled): nothing failed.
     } catch {
-        // The sequence failed (or threw CancellationError after the bag cancelled us): the loop ends.
+        // The sequence failed: the loop ends, and `onFailure` (if any) hears of it in its own
+        // isolation, under the same check as an element (token active, owner alive).
+        if let onFailure {
+            _ = await _callOwnerHandler(
+                onFailure.call.isolation, error, to: reference, control: control, handler: onFailure)
+        }
     }
 }
 
@@ -173,7 +245,8 @@ func _callOwnerHandler<Element: Sendable, Owner: AnyObject & Sendable>(
 /// iOS 18 (the compiler rejects it below), while a stored property of that type needs none.
 ///
 /// Unchecked: the handler was `sending` into the task, which alone holds this box, and calls it
-/// once at a time, in the handler's own isolation.
+/// once at a time, in the handler's own isolation (`call.isolation`): the crossing
+/// `await handler.call(…)` makes when it hops there.
 @usableFromInline
 final class _OwnerHandler<Owner, Element>: @unchecked Sendable {
     @usableFromInline let call: @isolated(any) (Owner, Element) async -> Void

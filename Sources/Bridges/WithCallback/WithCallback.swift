@@ -23,6 +23,9 @@
 ///   - timeout: Gives up after this long with ``BridgeError/timedOut`` and cancels the legacy call.
 ///   - onLateResult: Receives a result that arrives after cancellation or timeout, so resources
 ///     it carries (files, handles) can be released. Called on the thread that called back.
+///     Written here, before the body, a closure of several statements needs its parameter's type
+///     (`{ (late: Result<User, any Error>) in … }`): the compiler reads it before the body that
+///     fixes the type. Written after the body (`} onLateResult: { late in … }`) it needs none.
 ///   - isolation: The caller's actor (filled in by `#isolation`); the body runs on it.
 ///   - fileID: Call site reported with any misuse; leave the default.
 ///   - line: Call site reported with any misuse; leave the default.

@@ -17,7 +17,11 @@
 /// The completion runs synchronously on the thread that calls `complete`, `fail` or
 /// `callTwice`, like an API that calls back on the caller's queue. After completing or
 /// dropping, the fake no longer retains the completion handler.
-public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendable {
+///
+/// `Value` need not be `Sendable`, as `withCallback`'s need not: the fake never stores a value,
+/// and the test hands each one over (`sending`) to the call it completes, which passes it on
+/// once to the code under test.
+public final class FakeCompletionAPI<Request: Sendable, Value>: Sendable {
     public typealias Completion = @Sendable (Result<Value, any Error>) -> Void
 
     /// One call the code under test made.
@@ -47,7 +51,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
         public var description: String { "invocation #\(index) (\(request))" }
 
         /// Calls the completion handler with `value`.
-        public func complete(with value: Value, fileID: String = #fileID, line: UInt = #line) {
+        public func complete(with value: sending Value, fileID: String = #fileID, line: UInt = #line) {
             take("completed", fileID: fileID, line: line)?(.success(value))
         }
 
@@ -58,7 +62,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
 
         /// Calls the completion handler twice: a buggy legacy API. A bridge ignores the
         /// second call and reports `BridgeDiagnostic.Kind.callbackCalledTwice`.
-        public func callTwice(with value: Value, fileID: String = #fileID, line: UInt = #line) {
+        public func callTwice(with value: sending Value, fileID: String = #fileID, line: UInt = #line) {
             guard let completion = take("called twice", fileID: fileID, line: line) else { return }
             completion(.success(value))
             completion(.success(value))
@@ -141,7 +145,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
     }
 
     /// Completes the oldest call that is still pending with `value`.
-    public func complete(with value: Value, fileID: String = #fileID, line: UInt = #line) {
+    public func complete(with value: sending Value, fileID: String = #fileID, line: UInt = #line) {
         oldestPending(fileID: fileID, line: line)?.complete(with: value, fileID: fileID, line: line)
     }
 
@@ -151,7 +155,7 @@ public final class FakeCompletionAPI<Request: Sendable, Value: Sendable>: Sendab
     }
 
     /// Calls back the oldest pending call twice with `value`.
-    public func callTwice(with value: Value, fileID: String = #fileID, line: UInt = #line) {
+    public func callTwice(with value: sending Value, fileID: String = #fileID, line: UInt = #line) {
         oldestPending(fileID: fileID, line: line)?.callTwice(with: value, fileID: fileID, line: line)
     }
 

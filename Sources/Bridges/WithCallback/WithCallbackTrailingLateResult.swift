@@ -1,0 +1,74 @@
+// `withCallback { done in … } onLateResult: { late in … }`: the late-result handler written after
+// the body, as a second trailing closure, for every shape that has one.
+//
+// Why: the type checker solves a call's closures left to right. Written before the body, an
+// untyped multi-statement `onLateResult: { late in … }` is solved first, when nothing has yet
+// said what `late` is (only the body's `done`, passed to the legacy call, does), and the call
+// fails with "generic parameter could not be inferred" and a misleading "cannot use explicit
+// 'return' statement in the body of result builder". Written after the body, `late` takes the
+// type the body fixed. Each overload here forwards to its leading-form twin in WithCallback.swift.
+
+/// The `Result<T, E>` form of `withCallback` with `onLateResult` written after the body, where
+/// its parameter's type needs no spelling:
+/// ```swift
+/// let user = try await withCallback { done in
+///     let request = client.fetchUser(id, completion: done)
+///     return Cancellation { request.cancel() }
+/// } onLateResult: { late in
+///     if case .success(let user) = late { user.close() }
+/// }
+/// ```
+@inlinable
+public func withCallback<Success, Failure: Error>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) throws -> Cancellation?,
+    onLateResult: @escaping @Sendable (Result<Success, Failure>) -> Void
+) async throws -> Success {
+    try await withCallback(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
+}
+
+/// The `(T?, Error?)` form of `withCallback` with `onLateResult` written after the body.
+@inlinable
+public func withCallback<Success>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Success?, (any Error)?) -> Void) throws -> Cancellation?,
+    onLateResult: @escaping @Sendable (Result<Success, any Error>) -> Void
+) async throws -> Success {
+    try await withCallback(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
+}
+
+/// The `(T)` form of `withCallback` with `onLateResult` written after the body.
+@inlinable
+public func withCallback<Success>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Success) -> Void) throws -> Cancellation?,
+    onLateResult: @escaping @Sendable (Success) -> Void
+) async throws -> Success {
+    try await withCallback(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
+}
+
+/// The `(Error?)` form of `withCallback` with `onLateResult` written after the body.
+@inlinable
+public func withCallback(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable ((any Error)?) -> Void) throws -> Cancellation?,
+    onLateResult: @escaping @Sendable ((any Error)?) -> Void
+) async throws {
+    try await withCallback(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
+}
