@@ -7,6 +7,13 @@ import Testing
 /// that needs the cancelled task to make progress. A teardown that waits for its producer thread
 /// (as the FileHandle reader's does) runs in the consumer's task once it has been resumed, not
 /// in the handler: `Task.cancel()` returns at once, whatever the producer is doing.
+/// Runs `body` on a thread of its own. The producers and writers here spin until told to stop:
+/// on Dispatch's global queue they would hold its few workers (as many as cores) and starve
+/// every other test that dispatches there while the suite runs in parallel.
+private func onOwnThread(_ body: @escaping @Sendable () -> Void) {
+    Thread { body() }.start()
+}
+
 @Suite("Cancellation never blocks the canceller", .timeLimit(.minutes(3)))
 struct CancellationNeverBlocksTests {
     /// Rounds of "cancel a consumer suspended in next() while its producer thread yields": enough
@@ -20,7 +27,7 @@ struct CancellationNeverBlocksTests {
         CallbackStream<Int, Never>(buffering: .latest) { sink in
             let stop = LegacyFlagForTests()
             let gone = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
+            onOwnThread {
                 var value = 0
                 while !stop.isSet {
                     if case .terminated = sink.yield(value) { break }
@@ -56,7 +63,7 @@ struct CancellationNeverBlocksTests {
             }
             await started.wait()
             let cancelReturned = Signal()
-            DispatchQueue.global().async {
+            onOwnThread {
                 consumer.cancel()  // hung here: the handler waited for a thread that waited for this task
                 cancelReturned.open()
             }
@@ -77,7 +84,7 @@ struct CancellationNeverBlocksTests {
             _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)  // a full pipe makes the writer spin, never block
             let stopWriting = LegacyFlagForTests()
             let writerGone = Signal()
-            DispatchQueue.global().async {
+            onOwnThread {
                 // Small writes, one after another: the reader thread yields chunk after chunk
                 // while the consumer is cancelled.
                 var bytes = [UInt8](repeating: 1, count: 16)
@@ -95,7 +102,7 @@ struct CancellationNeverBlocksTests {
             }
             await started.wait()
             let cancelReturned = Signal()
-            DispatchQueue.global().async {
+            onOwnThread {
                 consumer.cancel()
                 cancelReturned.open()
             }

@@ -176,7 +176,7 @@ func callbackStreamCases() -> [SoakCase] {
             let producer = Producer(); last.set(producer)
             let stop = Count()
             let gone = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
+            Thread {
                 withExtendedLifetime(producer) {
                     var value = 0
                     while stop.current == 0 {
@@ -186,7 +186,7 @@ func callbackStreamCases() -> [SoakCase] {
                 }
                 left.add()
                 gone.signal()
-            }
+            }.start()  // a thread of its own: a spinning producer must not hold a Dispatch worker
             return Cancellation {
                 stop.add()
                 gone.wait()
@@ -202,11 +202,11 @@ func callbackStreamCases() -> [SoakCase] {
             return received
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
+            Thread {
                 started.wait()
                 consumer.cancel()  // never returned before the fix, after a few hundred ops
                 done.resume()
-            }
+            }.start()
         }
         let received = await consumer.value
         return received >= 1 && left.current == 1 ? 1 : 0
