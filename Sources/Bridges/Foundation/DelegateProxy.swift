@@ -4,7 +4,7 @@ import Foundation
 /// A base class for the object that adopts a delegate protocol on behalf of a ``CallbackStream``.
 ///
 /// Subclass it, adopt the delegate protocol, and forward each callback to ``sink``. Create it in
-/// the stream's builder and return ``retained(until:)`` as the teardown: the stream then owns the
+/// the stream's builder and return ``retained(isolation:until:)`` as the teardown: the stream then owns the
 /// proxy until the teardown has run (delegates are usually held `weak` by their owner, the
 /// classic vanishing-delegate bug), and releases it right after.
 ///
