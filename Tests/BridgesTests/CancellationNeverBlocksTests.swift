@@ -16,9 +16,9 @@ private func onOwnThread(_ body: @escaping @Sendable () -> Void) {
 
 @Suite("Cancellation never blocks the canceller", .timeLimit(.minutes(3)))
 struct CancellationNeverBlocksTests {
-    /// Rounds of "cancel a consumer suspended in next() while its producer thread yields": enough
-    /// to hang every run before the fix (it hung within 300 rounds). The release-mode soak
-    /// (`BridgesSoak`, "CallbackStream cancel while waiting") runs 100 000.
+    /// Rounds of "cancel a consumer suspended in next() while its producer thread yields" (a
+    /// handler that waited would hang within a few hundred). The release-mode soak (`BridgesSoak`,
+    /// "CallbackStream cancel while waiting") runs 100 000.
     static let rounds = 1_000
 
     /// A stream whose producer is a thread of its own that yields until it is told to stop, and

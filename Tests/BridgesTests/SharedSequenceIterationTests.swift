@@ -125,8 +125,8 @@ struct SharedSequenceIterationTests {
     /// An upstream that cannot be iterated twice at once: `readChunks()` of one pipe. Consumers
     /// arrive one right after another left, each takes one chunk; each gets one (the pipe is kept
     /// full by a writer thread), none is refused as a second reader, and none hangs. (Each stop
-    /// cancels the iteration inside `readChunks()`'s `next()`; until that teardown stops blocking
-    /// the cancelling thread, issue 33 item 0, more rounds starve the cooperative pool.)
+    /// cancels the iteration inside `readChunks()`'s `next()`, whose teardown waits for the reader
+    /// thread: the rounds are kept few for a suite that runs in parallel on 2 cores.)
     @Test func readChunksUpstream_consumersArrivingRightAfterAnotherLeft_eachGetAChunk() async throws {
         let pipe = Pipe()
         let writer = PipeWriter(pipe.fileHandleForWriting)
