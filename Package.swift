@@ -15,8 +15,8 @@ let openCombineOnLinux: Target.Dependency = .product(
     condition: .when(platforms: [.linux], traits: ["OpenCombine"])
 )
 
-/// swift-syntax and the macro test tools, used only by targets of the `Macros` trait: with the trait
-/// off, SwiftPM fetches neither, for this package or its users.
+/// swift-syntax, used only by targets of the `Macros` trait: with the trait off, SwiftPM does not
+/// fetch it, for this package or its users.
 func macros(_ product: String, _ package: String) -> Target.Dependency {
     .product(name: product, package: package, condition: .when(traits: ["Macros"]))
 }
@@ -69,7 +69,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
-        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
     ],
     targets: [
         .target(name: "Bridges", dependencies: ["CBridgesRuntime"], swiftSettings: availability),
@@ -102,11 +101,9 @@ let package = Package(
             swiftSettings: availability
         ),
 
-        // Macros (the `Macros` trait): the compiler plugin, the library that declares the macros,
-        // a Swift 5-mode legacy SDK that uses them, and their tests. Each source is `#if Macros`.
-        // The expansion code is a library of its own, which the tests link: a test target that
-        // depended on the `.macro` target would make SwiftPM build every test target (and all
-        // they depend on) a second time, for the host.
+        // Macros (the `Macros` trait): the expansion code, the compiler plugin that serves it, and
+        // the library that declares the macros. Each source is `#if Macros`. Their tests are the
+        // package in Macros/ (`swift test --package-path Macros`), which turns the trait on.
         .target(
             name: "BridgesMacrosImplementation",
             dependencies: [macros("SwiftSyntaxMacros", "swift-syntax"), macros("SwiftDiagnostics", "swift-syntax")]
@@ -121,21 +118,6 @@ let package = Package(
         .target(
             name: "BridgesMacros",
             dependencies: ["Bridges", .target(name: "BridgesMacrosPlugin", condition: .when(traits: ["Macros"]))],
-            swiftSettings: availability
-        ),
-        .target(
-            name: "BridgesMacrosLegacyFixtures",
-            dependencies: ["Bridges", "BridgesMacros"],
-            path: "Tests/BridgesMacrosLegacyFixtures",
-            swiftSettings: [.swiftLanguageMode(.v5)] + availability
-        ),
-        .testTarget(
-            name: "BridgesMacrosTests",
-            dependencies: [
-                "Bridges", "BridgesMacros", "BridgesTesting", "BridgesMacrosLegacyFixtures",
-                .target(name: "BridgesMacrosImplementation", condition: .when(traits: ["Macros"])),
-                macros("MacroTesting", "swift-macro-testing"),
-            ],
             swiftSettings: availability
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 #if Macros
 import BridgesMacros
-import BridgesMacrosLegacyFixtures
+import LegacyFixtures
 import BridgesTesting
 import Testing
 
@@ -13,7 +13,6 @@ import Testing
 struct BridgedRuntimeTests {
     // MARK: - (Result<T, Error>) returning a handle
 
-    @available(BridgesClock, *)
     @Test func result_returnsWhatTheHandlerPassed() async throws {
         try await withLeakTracking { tracker in
             let client = LegacyClient()
@@ -26,7 +25,6 @@ struct BridgedRuntimeTests {
         }
     }
 
-    @available(BridgesClock, *)
     @Test func result_secondCall_isIgnoredAndReported() async throws {
         let client = LegacyClient()
         try await expectDiagnostics([.callbackCalledTwice]) {
@@ -37,7 +35,6 @@ struct BridgedRuntimeTests {
         }
     }
 
-    @available(BridgesClock, *)
     @Test func result_droppedHandler_throwsCallbackDropped() async throws {
         let client = LegacyClient()
         try await expectDiagnostics([.callbackDropped]) {
@@ -48,7 +45,6 @@ struct BridgedRuntimeTests {
         }
     }
 
-    @available(BridgesClock, *)
     @Test func result_cancellingTheTask_cancelsTheReturnedHandle() async throws {
         try await withLeakTracking { tracker in
             let client = LegacyClient()
@@ -64,7 +60,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - (Result<T, E>) with a concrete E: typed throws
 
-    @available(BridgesClock, *)
     @Test func typedResult_throwsCallbackFailureOfTheSDKsError() async throws {
         let client = LegacyClient()
         let task = Task { () async -> CallbackFailure<LegacyError>? in
@@ -81,7 +76,6 @@ struct BridgedRuntimeTests {
         #expect(await task.value == .failure(LegacyError(code: 4)))
     }
 
-    @available(BridgesClock, *)
     @Test func typedResult_cancelled_throwsCancelled_andCancelsTheCall() async throws {
         let client = LegacyClient()
         let task = Task { () async -> CallbackFailure<LegacyError>? in
@@ -100,7 +94,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - (T?, Error?) returning an optional handle
 
-    @available(BridgesClock, *)
     @Test func valueOrError_value_andCancellationReachesTheOptionalHandle() async throws {
         let client = LegacyClient()
         let first = Task { try await client.lookUp(1) }
@@ -116,7 +109,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - (T) returning nothing
 
-    @available(BridgesClock, *)
     @Test func value_returnsTheValue_andCancellationEndsTheWaitOnly() async throws {
         let client = LegacyClient()
         let first = Task { try await client.nextEvent() }
@@ -133,7 +125,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - (Error?)
 
-    @available(BridgesClock, *)
     @Test func error_throwsTheSDKsError_orReturns() async throws {
         let client = LegacyClient()
         let failing = Task { try await client.save(1) }
@@ -147,7 +138,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - () with a timeout
 
-    @available(BridgesClock, *)
     @Test func none_timeout_throwsTimedOut_andCancelsTheCall() async throws {
         let clock = LegacyAnimator.clock  // only this test uses it
         let animator = LegacyAnimator()
@@ -161,7 +151,6 @@ struct BridgedRuntimeTests {
 
     // MARK: - A free function and a protocol
 
-    @available(BridgesClock, *)
     @Test func freeFunction() async throws {
         let client = LegacyClient()
         let task = Task { try await legacyGreeting(for: client) }
@@ -169,7 +158,6 @@ struct BridgedRuntimeTests {
         #expect(try await task.value == "hello")
     }
 
-    @available(BridgesClock, *)
     @Test func bridgedAllProtocol_conformerGetsTheAsyncForms() async throws {
         try await withLeakTracking { tracker in
             let accounts = LegacyAccounts()

@@ -1,5 +1,5 @@
 #if Macros
-import BridgesMacrosImplementation
+import MacroExpansions
 import MacroTesting
 import Testing
 

@@ -36,7 +36,6 @@ final class Received<Value: Sendable>: Sendable {
 // The completion-handler overloads `@BridgedCompletion` wrote call back exactly once.
 @Suite(.timeLimit(.minutes(1)))
 struct BridgedCompletionRuntimeTests {
-    @available(BridgesClock, *)
     @Test func value_handlerCalledOnceWithIt() async throws {
         try await withLeakTracking { tracker in
             let repository = Repository()
@@ -53,7 +52,6 @@ struct BridgedCompletionRuntimeTests {
         }
     }
 
-    @available(BridgesClock, *)
     @Test func cancel_callsBackOnceWithCancellationError_andCancelsTheWork() async throws {
         let repository = Repository()
         let received = Received<Result<String, any Error>>()
@@ -66,7 +64,6 @@ struct BridgedCompletionRuntimeTests {
         #expect(throws: CancellationError.self) { try results.first?.get() }
     }
 
-    @available(BridgesClock, *)
     @MainActor @Test func mainActorDelivery_errorHandlerOnTheMainActor() async throws {
         let repository = Repository()
         let received = Received<(any Error)?>()

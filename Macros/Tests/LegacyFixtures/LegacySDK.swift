@@ -71,7 +71,6 @@ public final class LegacyClient {
 }
 
 /// `()` with a timeout on a test clock, and a free function.
-@available(BridgesClock, *)
 public final class LegacyAnimator {
     public let runs = FakeCompletionAPI<Void, Int>()
     /// The attribute's argument is type-checked where the attribute is, outside any instance.
