@@ -220,11 +220,6 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         @inlinable
         public init(_ cancellation: Cancellation) { kind = .cancellation(cancellation) }
 
-        /// A teardown that receives why the stream ended.
-        @available(*, deprecated, renamed: "onTermination(_:)")
-        @inlinable
-        public init(_ handler: @escaping @Sendable (Termination) -> Void) { kind = .handler(handler) }
-
         @inlinable
         init(kind: Kind) { self.kind = kind }
 
