@@ -84,10 +84,10 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
     }
 
     private let state = LockedState(State())
-    private let reporter: Reporter
+    private let site: CallSite
 
     public init(fileID: String = #fileID, line: UInt = #line) {
-        reporter = Reporter(fileID: fileID, line: line)
+        site = CallSite(fileID: fileID, line: line)
     }
 
     // MARK: - What was recorded
@@ -189,7 +189,7 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             if demand > .none { state.active[id]?.demand += demand }
         }
         if demand == .none {
-            reporter.report(
+            site.report(
                 .invalidDemand,
                 "request(.none) on a DemandRecordingPublisher subscription; the request was ignored. Request .max(n) "
                     + "with n ≥ 1 or .unlimited.",
