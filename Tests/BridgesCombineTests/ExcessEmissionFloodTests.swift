@@ -1,6 +1,6 @@
 import Bridges
-import BridgesTesting
 import BridgesCombine
+import BridgesTesting
 import Testing
 
 #if canImport(Combine)

@@ -222,16 +222,16 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             }
         }
         guard ready else { return false }
-        deliver(value, ignoringDemand: false)
+        forward(value, ignoringDemand: false)
         return true
     }
 
     /// Delivers `value` to every attached subscriber now, whether it asked for it or not.
     public func sendIgnoringDemand(_ value: Output) {
-        deliver(value, ignoringDemand: true)
+        forward(value, ignoringDemand: true)
     }
 
-    private func deliver(_ value: Output, ignoringDemand: Bool) {
+    private func forward(_ value: Output, ignoringDemand: Bool) {
         let targets = state.withLock { state -> [(Int, AnySubscriber<Output, Failure>)] in
             var targets: [(Int, AnySubscriber<Output, Failure>)] = []
             for id in state.active.keys.sorted() {
