@@ -129,7 +129,7 @@ struct BroadcastContractTests {
     func synchronousSend_stopProducing_andOnDemand_resumeAPausableProducer() async {
         // Stops at the time limit: past it the test's task is cancelled, and rounds begun then would
         // only report their own cut-short waits.
-        for round in 0..<500 where !Task.isCancelled {
+        for round in 0..<200 where !Task.isCancelled {
             let events = Broadcast<Int>()
             let perRound = 16
             let consumer = Task { () -> [Int] in
