@@ -319,9 +319,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     // that answers synchronously never makes the consumer suspend.
                     demand.report()
                 case .suspend:
-                    let wakeup = await storage.suspend(isolation: actor)
-                    wakeup.demand?.report()
-                    if let element = try wakeup.result.get() { return element }
+                    let wakeUp = await storage.suspend(isolation: actor)
+                    wakeUp.demand?.report()
+                    if let element = try wakeUp.result.get() { return element }
                     // The end, or the cancellation that resumed this wait.
                     switch storage.state.withLock({ $0.wokenWithNil() }) {
                     case .terminate:
