@@ -1,6 +1,7 @@
-import Bridges
 import Dispatch
 import Testing
+
+@testable import Bridges
 
 /// Broadcast as a fan-out over the engine: decides under its lock and acts after it, keeps one
 /// delivery order, honours waiting policies, and can fail.
@@ -176,6 +177,54 @@ struct BroadcastContractTests {
         _ = await lossy.value
     }
 
+    /// A producer that heard `Int.max` while nobody held it back, then was told to stop by a
+    /// waiting subscriber that joined, hears again when that subscriber makes room: the demand
+    /// reported before the stop does not count as reported room.
+    @Test func producerToldToStopAfterUnlimitedDemand_hearsTheRoomAWaitingSubscriberMakes() async {
+        let events = Broadcast<Int>()
+        let demand = LifetimeRecorder<Int>()
+        events.onDemand { demand.record($0) }
+        #expect(demand.values == [Int.max], "nobody holds it back")
+        let taken = LifetimeGate()
+        let consumer = Task { () -> [Int] in
+            var received: [Int] = []
+            for await value in events.stream(buffering: .suspending(1)) {
+                received.append(value)
+                taken.open()
+            }
+            return received
+        }
+        await events.waitForSubscribers(1)
+        #expect(events.yield(1) == .stopProducing, "the subscriber's one slot is used")
+        await taken.wait()
+        await demand.wait(count: 2)  // hangs (the suite's time limit fails it) if the room is not reported
+        #expect(demand.values == [Int.max, 1])
+        events.finish()
+        #expect(await consumer.value == [1])
+    }
+
+    /// An element handed straight to a consumer waiting in `next()` leaves its buffer as empty as
+    /// before: the yield itself reports that room to the producer, instead of leaving the
+    /// producer held back until the consumer's task has been scheduled (it is not, here: its
+    /// actor's queue is suspended).
+    @Test func yieldToAWaitingConsumer_reportsItsRoomBeforeReturning() async throws {
+        let events = Broadcast<Int>()
+        let consumer = QueueConsumer()
+        let received = Task { await consumer.drain(events.stream(buffering: .suspending(1))) }
+        await events.waitForSubscribers(1)
+        let sink = try #require(events.state.withLock { $0.subscribers.first?.sink })
+        while !sink.token.storage.state.withLock({ $0.consumer != nil }) { await Task.yield() }
+        let demand = LifetimeRecorder<Int>()
+        events.onDemand { demand.record($0) }
+        #expect(demand.values == [1], "the waiting consumer's one slot")
+        consumer.executor.queue.suspend()  // the consumer cannot run until resumed below
+        events.yield(1)
+        #expect(demand.values == [1, 1], "the room was reported by the yield, before the consumer ran")
+        consumer.executor.queue.resume()
+        events.finish()
+        #expect(await received.value == [1])
+    }
+
     @Test
     func leavingWaitingSubscriber_releasesAWaitingProducer() async {
         let events = Broadcast<Int>()
@@ -253,5 +302,18 @@ struct BroadcastContractTests {
                 #expect(await consumer.value == first, "one delivery order for every consumer")
             }
         }
+    }
+}
+
+/// A consumer whose jobs run on a queue the test can suspend, to hold it off while a producer
+/// runs.
+private actor QueueConsumer {
+    let executor = QueueExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    func drain(_ stream: CallbackStream<Int, Never>) async -> [Int] {
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        return received
     }
 }

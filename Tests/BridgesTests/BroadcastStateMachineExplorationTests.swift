@@ -4,13 +4,13 @@ import Testing
 
 /// Every interleaving of the broadcast state machine's events up to a bounded depth, breadth
 /// first, with states deduplicated: subscribe under each policy class, yield, send's wait
-/// and cancellation, a consumer taking an element (and its stream reporting room), a consumer
+/// and cancellation, the pulling task's wait for room and its cancellation, a consumer taking an element (and its stream reporting room), a consumer
 /// leaving, finish, waitForSubscribers and its cancellation, the producer's demand handler.
 /// Subscribers' streams are modelled (buffer, policy, room reported as the engine reports it).
 /// After every step: each continuation resumed at most once, and none left waiting once it may
 /// go on; delivered + dropped + undelivered + buffered == sent to each subscriber, in order; a
-/// waiting subscriber's credit never exceeds its stream's room; and no event does more than its
-/// own work (a send yields once per subscriber, a subscription at most its replay).
+/// waiting subscriber's credit never exceeds its stream's room; a producer that a yield told to
+/// stop is told of room again once there is some; and no event does more than its own work (a send yields once per subscriber, a subscription at most its replay).
 @Suite("Broadcast: state machine exploration", .timeLimit(.minutes(3)))
 struct BroadcastStateMachineExplorationTests {
     typealias Machine = BroadcastStateMachine<Int, Never, Int, Int>
@@ -67,6 +67,9 @@ struct BroadcastStateMachineExplorationTests {
         var waiting: Set<Int> = []
         var resumed: [Int: Int] = [:]
         var misuseReports = 0
+        /// A yield answered `.stopProducing` to a producer with a demand handler, and the handler
+        /// has not been called since: the producer is paused until it is.
+        var producerPaused = false
         var failure: String?
         /// The events that led here (not part of the state).
         var path: [Event] = []
@@ -87,16 +90,29 @@ struct BroadcastStateMachineExplorationTests {
         /// The stream reports room to the broadcast (as its demand handler does).
         mutating func reportDemand(_ index: Int, _ event: String) {
             guard let count = streams[index].demandToReport() else { return }
-            let (_, senders) = machine.subscriberDemand(streams[index].id, count)
-            resume(senders, event)
+            wake(machine.subscriberDemand(streams[index].id, count), event)
+        }
+
+        /// Acts on what room that came back wakes, as the broadcast does after the lock.
+        mutating func wake(_ room: Machine.RoomAction, _ event: String) {
+            resume(room.senders + (room.puller.map { [$0] } ?? []), event)
+            reportToProducer(room.demand, event)
+        }
+
+        /// The producer's demand handler is called: a paused producer goes on.
+        mutating func reportToProducer(_ demand: (Machine.DemandHandler, Int)?, _ event: String) {
+            guard let (_, count) = demand else { return }
+            if count <= 0 { failure = "\(event): reported demand \(count) to the producer" }
+            producerPaused = false
         }
 
         /// The state, without the path that led to it.
         struct Key: Hashable {
             var finished: Bool, nextID: UInt64
             var subscribers: [UInt64], sinks: [Int], creditIDs: [UInt64], credits: [Int], replay: [Int]
-            var waiterCounts: [Int], waiters: [Int], roomWaiters: [Int], granted: Int, hasDemandHandler: Bool
-            var streams: [Stream], nextValue: Int, waiting: [Int], reportedMisuse: Bool
+            var waiterCounts: [Int], waiters: [Int], roomWaiters: [Int], puller: Int?, granted: Int,
+                hasDemandHandler: Bool
+            var streams: [Stream], nextValue: Int, waiting: [Int], reportedMisuse: Bool, producerPaused: Bool
         }
 
         var key: Key {
@@ -106,16 +122,17 @@ struct BroadcastStateMachineExplorationTests {
                 subscribers: machine.subscribers.map(\.id), sinks: machine.subscribers.map(\.sink),
                 creditIDs: machine.credits.map(\.id), credits: machine.credits.map(\.credit), replay: machine.replay,
                 waiterCounts: machine.waiters.map(\.count), waiters: machine.waiters.map(\.continuation),
-                roomWaiters: machine.roomWaiters.map(\.continuation), granted: machine.granted,
+                roomWaiters: machine.roomWaiters.map(\.continuation), puller: machine.puller, granted: machine.granted,
                 hasDemandHandler: machine.demandHandler != nil,
-                streams: streams, nextValue: nextValue, waiting: waiting.sorted(), reportedMisuse: misuseReports > 0
+                streams: streams, nextValue: nextValue, waiting: waiting.sorted(), reportedMisuse: misuseReports > 0,
+                producerPaused: producerPaused
             )
         }
     }
 
     enum Event {
         case subscribe(Policy)
-        case yield, send, cancelRoomWaits
+        case yield, send, cancelRoomWaits, pull, cancelPull
         case take(Int)
         case leave(Int)
         case finish
@@ -126,7 +143,8 @@ struct BroadcastStateMachineExplorationTests {
     static func events(in world: World) -> [Event] {
         var events: [Event] = Policy.allCases.map { .subscribe($0) }
         events += [
-            .yield, .send, .cancelRoomWaits, .finish, .waitForSubscribers(1), .waitForSubscribers(2),
+            .yield, .send, .cancelRoomWaits, .pull, .cancelPull, .finish, .waitForSubscribers(1),
+            .waitForSubscribers(2),
             .cancelWaits, .onDemand,
         ]
         for index in world.streams.indices { events += [.take(index), .leave(index)] }
@@ -156,7 +174,11 @@ struct BroadcastStateMachineExplorationTests {
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
             world.nextValue += 1
-            send(&world, value, world.machine.yield(value), name)
+            let action = world.machine.yield(value)
+            if case .fanOut(.stopProducing, _) = action, world.machine.demandHandler != nil {
+                world.producerPaused = true
+            }
+            send(&world, value, action, name)
         case .send:
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
@@ -175,6 +197,17 @@ struct BroadcastStateMachineExplorationTests {
             for waiter in world.machine.roomWaiters {
                 if let continuation = world.machine.cancelRoomWait(id: waiter.id) { world.resume([continuation], name) }
             }
+        case .pull:
+            // The one pulling task (a shared upstream's iteration) waits for room before it pulls.
+            guard world.machine.puller == nil else { return }
+            let continuation = world.newContinuation()
+            if world.machine.waitToPull(continuation) {
+                world.waiting.insert(continuation)
+            } else {
+                world.resume([continuation], name)
+            }
+        case .cancelPull:
+            if let continuation = world.machine.cancelPull() { world.resume([continuation], name) }
         case .take(let index):
             guard !world.streams[index].buffer.isEmpty else { return }
             let element = world.streams[index].buffer.removeFirst()
@@ -186,8 +219,7 @@ struct BroadcastStateMachineExplorationTests {
             world.streams[index].undelivered += world.streams[index].buffer.count
             world.streams[index].buffer = []
             world.streams[index].left = true
-            let action = world.machine.unsubscribe(world.streams[index].id)
-            world.resume(action.senders, name)
+            world.wake(world.machine.unsubscribe(world.streams[index].id).room, name)
         case .finish:
             guard let action = world.machine.finish(nil) else { return }
             if action.subscribers.count > world.streams.count {
@@ -210,10 +242,11 @@ struct BroadcastStateMachineExplorationTests {
             guard world.machine.demandHandler == nil else { return }
             let (initial, _) = world.machine.registerDemand { _ in }
             if let initial, initial <= 0 { world.failure = "\(name): reported demand \(initial)" }
+            if initial != nil { world.producerPaused = false }
         }
     }
 
-    static func send(_ world: inout World, _ value: Int, _ action: Machine.SendAction, _ name: String) {
+    static func send(_ world: inout World, _ value: Int, _ action: Machine.YieldAction, _ name: String) {
         switch action {
         case .fanOut(_, let evicted):
             if let evicted, evicted >= value { world.failure = "\(name): evicted \(evicted) for \(value)" }
@@ -251,10 +284,20 @@ struct BroadcastStateMachineExplorationTests {
         for waiter in machine.waiters where machine.subscribers.count >= waiter.count {
             return "a waiter for \(waiter.count) subscribers left waiting with \(machine.subscribers.count)"
         }
+        // A producer told to stop hears again once there is room (the handler must not be
+        // skipped because of demand reported before the stop).
+        if !machine.isFinished, machine.demandHandler != nil, world.producerPaused, machine.available > 0 {
+            return "the producer left paused with room \(machine.available)"
+        }
         if !machine.roomWaiters.isEmpty, machine.available > 0 {
             return "a sender left waiting with room \(machine.available)"
         }
-        let handed = Set(machine.waiters.map(\.continuation) + machine.roomWaiters.map(\.continuation))
+        if machine.puller != nil, machine.available > 0 {
+            return "the pulling task left waiting with room \(machine.available)"
+        }
+        let handed = Set(
+            machine.waiters.map(\.continuation) + machine.roomWaiters.map(\.continuation)
+                + (machine.puller.map { [$0] } ?? []))
         if handed != world.waiting { return "continuations held \(handed.sorted()), waiting \(world.waiting.sorted())" }
         return nil
     }

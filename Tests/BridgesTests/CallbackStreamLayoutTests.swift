@@ -25,7 +25,7 @@ struct CallbackStreamLayoutTests {
 
     @Test func theOneByteFieldsFillTheInlineSlotsPadding() {
         let bufferEnd = MemoryLayout<Machine>.offset(of: \Machine.buffer)! + MemoryLayout<StreamRing<Int>>.size
-        let small = [\Machine.phase, \Machine.mode, \Machine.producerFinished, \Machine.reportedYieldAfterFinish]
+        let small = [\Machine.phase, \Machine.mode, \Machine.producerFinished, \Machine.marks]
             .map { MemoryLayout<Machine>.offset(of: $0)! }
         #expect(small.allSatisfy { $0 >= bufferEnd && $0 < MemoryLayout<Machine>.offset(of: \Machine.teardown)! })
         #expect(

@@ -115,7 +115,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         var waited = false
         while true {
             var outbox = Outbox<Element, Failure>()
-            let action = state.withLock { machine -> Machine.SendAction? in
+            let action = state.withLock { machine -> Machine.YieldAction? in
                 // A send that was waiting when the broadcast finished reached nobody, by no
                 // mistake of its producer: `.terminated`, not a misuse report.
                 if waited && machine.isFinished { return .finishedWhileWaiting }
@@ -134,7 +134,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
             if Task.isCancelled {
                 // Nothing is lost: the element goes out now, past the full subscriber.
                 var outbox = Outbox<Element, Failure>()
-                let action = state.withLock { machine -> Machine.SendAction in
+                let action = state.withLock { machine -> Machine.YieldAction in
                     if machine.isFinished { return .finishedWhileWaiting }
                     let action = machine.yield(element)
                     Self.fanOut(&machine, element, action, into: &outbox)
@@ -149,8 +149,8 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     }
 
     /// Suspends until every subscriber under a waiting policy has room for one more element
-    /// (at once with none, or after ``finish()``), or the calling task is cancelled. A producer
-    /// that pulls its elements (``SharedSequence``'s upstream) waits here before it pulls.
+    /// (at once with none, or after ``finish()``), or the calling task is cancelled: the wait of
+    /// ``send(_:isolation:fileID:line:)``, any number of which may wait at once.
     func waitForRoom(isolation: isolated (any Actor)? = #isolation) async {
         // Room now: no suspension. Otherwise an id from the subscribers' counter (ids of room
         // waiters live in their own list), under the same lock: no random number per wait.
@@ -174,6 +174,26 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         }
     }
 
+    /// Suspends until every subscriber under a waiting policy has room for one more element (at
+    /// once with none, or after ``finish()``), or the calling task is cancelled: the wait of the
+    /// one task that pulls this broadcast's elements from an upstream (``SharedSequence``'s
+    /// iteration). One lock pair when there is room; otherwise its continuation waits in the
+    /// broadcast's state until a subscriber's stream reports room (or the broadcast finishes).
+    func waitToPull(isolation: isolated (any Actor)? = #isolation) async {
+        guard state.withLock({ !$0.isFinished && $0.available <= 0 }) else { return }
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
+                if !state.withLock({ $0.waitToPull(continuation) }) {
+                    continuation.resume()
+                } else if Task.isCancelled {
+                    state.withLock { $0.cancelPull() }?.resume()
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelPull() }?.resume()
+        }
+    }
+
     /// Ends every subscriber's stream (after what it has buffered) and every later subscription.
     /// A second call does nothing. Waiters of ``waitForSubscribers(_:)`` resume.
     public func finish() { end(nil) }
@@ -186,7 +206,9 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// can take now (credits, as ``CallbackStream/Sink/onDemand(_:)``): at registration, then
     /// each time the slowest of them makes room. With no such subscriber: `Int.max`, once (and
     /// again when the last one leaves). Called never under a lock, on the thread where room
-    /// appeared (a consumer's); it replaces any handler registered before.
+    /// appeared: a consumer's as it takes a buffered element, or the sender's own, inside its
+    /// `yield` or `send`, when the element went straight to a consumer waiting for it (which
+    /// leaves that consumer's buffer as empty as before). It replaces any handler registered before.
     public func onDemand(_ handler: @escaping @Sendable (Int) -> Void) {
         let (initial, replaced) = state.withLock { $0.registerDemand(handler) }
         withExtendedLifetime(replaced) {}  // released outside the lock
@@ -292,7 +314,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// sections.
     @inlinable
     static func fanOut(
-        _ machine: inout Machine, _ element: Element, _ action: Machine.SendAction,
+        _ machine: inout Machine, _ element: Element, _ action: Machine.YieldAction,
         into outbox: inout Outbox<Element, Failure>
     ) {
         guard case .fanOut = action else { return }
@@ -302,7 +324,7 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     /// After the lock (and after the send's outbox was performed): releases what the send evicted
     /// from the replay buffer, reports misuse, and answers.
     @inlinable
-    func act(_ action: Machine.SendAction, fileID: String, line: UInt) -> YieldResult {
+    func act(_ action: Machine.YieldAction, fileID: String, line: UInt) -> YieldResult {
         switch action {
         case .fanOut(let result, let evicted):
             withExtendedLifetime(evicted) {}  // released here, outside the lock
@@ -336,15 +358,19 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     }
 
     private func subscriberDemand(_ id: UInt64, _ count: Int) {
-        let (demand, senders) = state.withLock { $0.subscriberDemand(id, count) }
-        for sender in senders { sender.resume() }
-        if let (handler, count) = demand { handler(count) }
+        wake(state.withLock { $0.subscriberDemand(id, count) })
     }
 
     private func unsubscribe(_ id: UInt64) {
         let action = state.withLock { $0.unsubscribe(id) }
-        for sender in action.senders { sender.resume() }
-        if let (handler, count) = action.demand { handler(count) }
+        wake(action.room)
         withExtendedLifetime(action.removed) {}  // released outside the lock
+    }
+
+    /// After the lock: resumes what room that came back wakes, and reports it to the producer.
+    private func wake(_ room: Machine.RoomAction) {
+        room.puller?.resume()
+        for sender in room.senders { sender.resume() }
+        if let (handler, count) = room.demand { handler(count) }
     }
 }

@@ -41,6 +41,11 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     @usableFromInline var granted = 0
     /// `send` calls waiting for every waiting subscriber to have room.
     @usableFromInline var roomWaiters: [(id: UInt64, continuation: Continuation)] = []
+    /// The task that pulls this broadcast's elements from an upstream (`shared()`'s iteration),
+    /// waiting for every waiting subscriber to have room. At most one: one iteration at a time
+    /// sends into a broadcast. Its own slot, not a `roomWaiters` entry: no id and no array
+    /// per wait on that per-element path.
+    @usableFromInline var puller: Continuation?
 
     @inlinable
     init(replay: Int) { replayCount = replay }
@@ -56,7 +61,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     // MARK: - Send
 
     @usableFromInline
-    enum SendAction {
+    enum YieldAction {
         /// Yield the element to every subscriber in `subscribers` now, in this critical section;
         /// answer `result`. `evicted` left the replay buffer: release it after the lock.
         case fanOut(YieldResult, evicted: Element?)
@@ -69,7 +74,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     }
 
     @inlinable
-    mutating func yield(_ element: Element) -> SendAction {
+    mutating func yield(_ element: Element) -> YieldAction {
         switch phase {
         case .open:
             var evicted: Element?
@@ -89,7 +94,14 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
                     }
                 }
             }
-            if granted > 0 && granted != .max { granted -= 1 }
+            if full {
+                // The producer is told to stop: whatever demand it heard before is spent, so the
+                // next room any waiting subscriber makes is reported to it (even after `Int.max`,
+                // heard while no waiting subscriber held it back).
+                granted = 0
+            } else if granted > 0 && granted != .max {
+                granted -= 1
+            }
             return .fanOut(full ? .stopProducing : .enqueued, evicted: evicted)
         case .finished:
             return .reportSendAfterFinish  // every time: the ledger reports the first and counts the rest
@@ -99,7 +111,7 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     /// `send`: sends if every waiting subscriber has room (or the broadcast is over);
     /// nil if the caller must wait for room first.
     @inlinable
-    mutating func sendIfRoom(_ element: Element) -> SendAction? {
+    mutating func sendIfRoom(_ element: Element) -> YieldAction? {
         if case .open = phase, available <= 0 { return nil }
         return yield(element)
     }
@@ -113,32 +125,67 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         return true
     }
 
+    /// Whether the pulling task must wait for room (its continuation kept until room comes,
+    /// the broadcast finishes or the wait is cancelled): false if there is room now, or the
+    /// broadcast is over.
+    @inlinable
+    mutating func waitToPull(_ continuation: Continuation) -> Bool {
+        guard case .open = phase, available <= 0 else { return false }
+        precondition(puller == nil, "Internal inconsistency: two tasks pull elements for one broadcast")
+        puller = continuation
+        return true
+    }
+
+    /// The pulling task's wait is cancelled: its continuation, if it still waits.
+    @inlinable
+    mutating func cancelPull() -> Continuation? {
+        defer { puller = nil }
+        return puller
+    }
+
     @inlinable
     mutating func cancelRoomWait(id: UInt64) -> Continuation? {
         guard let index = roomWaiters.firstIndex(where: { $0.id == id }) else { return nil }
         return roomWaiters.remove(at: index).continuation
     }
 
-    /// After credit came back: the demand to report to the producer and the waiting senders to
-    /// resume (they check again).
+    /// What room that came back wakes: the demand to report to the producer, the waiting
+    /// senders and the pulling task to resume (they check again).
+    @usableFromInline
+    struct RoomAction {
+        @usableFromInline var demand: (DemandHandler, Int)?
+        @usableFromInline var senders: [Continuation]
+        @usableFromInline var puller: Continuation?
+
+        @inlinable
+        init(demand: (DemandHandler, Int)? = nil, senders: [Continuation] = [], puller: Continuation? = nil) {
+            self.demand = demand
+            self.senders = senders
+            self.puller = puller
+        }
+    }
+
+    /// After credit came back: what it wakes.
     @inlinable
-    mutating func creditChanged() -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
+    mutating func creditChanged() -> RoomAction {
         let available = self.available
-        guard available > 0 else { return (nil, []) }
-        let senders = roomWaiters.map(\.continuation)
-        roomWaiters = []
-        guard let handler = demandHandler, available > granted else { return (nil, senders) }
-        let count = available == .max ? Int.max : available - granted
+        guard available > 0 else { return RoomAction() }
+        var action = RoomAction(puller: puller)
+        puller = nil
+        if !roomWaiters.isEmpty {
+            action.senders = roomWaiters.map(\.continuation)
+            roomWaiters.removeAll(keepingCapacity: true)
+        }
+        guard let handler = demandHandler, available > granted else { return action }
+        action.demand = (handler, available == .max ? Int.max : available - granted)
         granted = available
-        return ((handler, count), senders)
+        return action
     }
 
     /// A waiting subscriber's stream reported `count` more room.
     @inlinable
-    mutating func subscriberDemand(
-        _ id: UInt64, _ count: Int
-    ) -> (demand: (DemandHandler, Int)?, senders: [Continuation]) {
-        guard case .open = phase, let index = credits.firstIndex(where: { $0.id == id }) else { return (nil, []) }
+    mutating func subscriberDemand(_ id: UInt64, _ count: Int) -> RoomAction {
+        guard case .open = phase, let index = credits.firstIndex(where: { $0.id == id }) else { return RoomAction() }
         let credit = credits[index].credit
         credits[index].credit = credit > Int.max - count ? Int.max : credit + count
         return creditChanged()
@@ -189,11 +236,12 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
             demandHandler = nil
             waiters = []
             roomWaiters = []
+            puller = nil
         }
         return FinishAction(
             subscribers: subscribers,
             waiters: waiters.map(\.continuation),
-            senders: roomWaiters.map(\.continuation),
+            senders: roomWaiters.map(\.continuation) + (puller.map { [$0] } ?? []),  // rare: once per broadcast
             demandHandler: demandHandler
         )
     }
@@ -233,14 +281,13 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     struct UnsubscribeAction {
         /// Released after the lock.
         @usableFromInline var removed: Sink?
-        @usableFromInline var demand: (DemandHandler, Int)?
-        @usableFromInline var senders: [Continuation]
+        /// What the room it leaves wakes.
+        @usableFromInline var room: RoomAction
 
         @inlinable
-        init(removed: Sink?, demand: (DemandHandler, Int)?, senders: [Continuation]) {
+        init(removed: Sink?, room: RoomAction) {
             self.removed = removed
-            self.demand = demand
-            self.senders = senders
+            self.room = room
         }
     }
 
@@ -248,15 +295,14 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
     @inlinable
     mutating func unsubscribe(_ id: UInt64) -> UnsubscribeAction {
         guard let position = subscribers.firstIndex(where: { $0.id == id }) else {
-            return UnsubscribeAction(removed: nil, demand: nil, senders: [])
+            return UnsubscribeAction(removed: nil, room: RoomAction())
         }
         let sink = subscribers.remove(at: position).sink
         guard let index = credits.firstIndex(where: { $0.id == id }) else {
-            return UnsubscribeAction(removed: sink, demand: nil, senders: [])
+            return UnsubscribeAction(removed: sink, room: RoomAction())
         }
         credits.remove(at: index)
-        let (demand, senders) = creditChanged()
-        return UnsubscribeAction(removed: sink, demand: demand, senders: senders)
+        return UnsubscribeAction(removed: sink, room: creditChanged())
     }
 
     // MARK: - Waiting for subscribers

@@ -102,7 +102,7 @@ func _iterate<Element: Sendable, Failure: Error>(
 ) async -> Failure? {
     var full = true
     while true {
-        if full { await broadcast.waitForRoom() }
+        if full { await broadcast.waitToPull() }
         if Task.isCancelled { return nil }
         switch await pull() {
         case .success(let element?):

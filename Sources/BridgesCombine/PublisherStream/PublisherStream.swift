@@ -77,8 +77,7 @@ extension Publisher {
         // so that the builder captures no `Self` metatype (which need not be Sendable).
         let source: PublisherStreamConfig<Output, Failure> = PublisherStreamSource(
             self,
-            yield: { sink, element in sink.yieldWithinDemand(element) },
-            isWaiting: policy.isWaiting
+            yield: { sink, element in sink.yieldWithinDemand(element) }
         )
         return CallbackStream.synchronous(buffering: policy, onDrop: onDrop, fileID: fileID, line: line) { sink in
             // Under a waiting policy the subscriber registers the demand handler when the

@@ -23,16 +23,12 @@ class PublisherStreamConfig<Input, Failure: Error>: @unchecked Sendable {
     /// `sink.yieldWithinDemand(element)`, formed in the inlinable `stream(buffering:)`, i.e.
     /// specialised in the caller for the concrete element type.
     @usableFromInline let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
-    /// A waiting policy: demand comes from the sink's `onDemand`; otherwise `.unlimited` once.
-    @usableFromInline let isWaiting: Bool
 
     @usableFromInline
     init(
-        yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield,
-        isWaiting: Bool
+        yield: @escaping @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
     ) {
         self.yield = yield
-        self.isWaiting = isWaiting
     }
 
     /// `publisher.subscribe(subscriber)`, overridden by ``PublisherStreamSource``: the builder
@@ -62,11 +58,10 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
         _ publisher: Upstream,
         yield:
             @escaping @Sendable (CallbackStream<Upstream.Output, Upstream.Failure>.Sink, sending Upstream.Output) ->
-            DemandedYield,
-        isWaiting: Bool
+            DemandedYield
     ) {
         self.publisher = publisher
-        super.init(yield: yield, isWaiting: isWaiting)
+        super.init(yield: yield)
     }
 
     @usableFromInline
@@ -83,12 +78,16 @@ final class PublisherStreamSource<Upstream: Publisher>: PublisherStreamConfig<Up
 ///   outstanding demand never exceeds the free buffer. The stream keeps the one count of it
 ///   (what it reported and no yield has used): it reports at registration what the consumer
 ///   already made room for, and tells each yield whether it was asked for.
-/// - Otherwise `request(.unlimited)` once, and the policy decides what to keep.
+/// - Otherwise the handler hears `Int.max` once, at registration: `request(.unlimited)`, and
+///   the policy decides what to keep.
 /// - The subscription is cancelled at most once, and never after upstream completed.
+/// - An element takes the stream's lock only: the stream says whether it was asked for, and
+///   whether the subscription had arrived (the demand handler is registered then).
 ///
-/// The state is stored in the object itself, under a lock of the package's striped lock table
-/// (shared with `Cancellation` and `withCallback`, picked by address) rather than a lock object
-/// of its own; the teardown is a closure whose only capture is this object (no context).
+/// Where it is with upstream is stored in the object itself, under a lock of the package's
+/// striped lock table (shared with `Cancellation` and `withCallback`, picked by address) rather
+/// than a lock object of its own, taken at subscription, completion and cancellation, never per
+/// element; the teardown is a closure whose only capture is this object (no context).
 ///
 /// Specialised per element: `Subscriber.receive(_:)` is a witness of a generic class, called by
 /// upstream in its generic form, so it touches only non-generic state (stored first, at fixed
@@ -106,13 +105,11 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     private let sink: CallbackStream<Input, Failure>.Sink
     /// `sink.yieldWithinDemand(element)`, specialised where the stream was made.
     private let yield: @Sendable (CallbackStream<Input, Failure>.Sink, sending Input) -> DemandedYield
-    private let isWaiting: Bool
 
     @usableFromInline
     init(sink: CallbackStream<Input, Failure>.Sink, config: PublisherStreamConfig<Input, Failure>) {
         self.sink = sink
         self.yield = config.yield
-        self.isWaiting = config.isWaiting
     }
 
     // MARK: - Consumer side
@@ -143,14 +140,13 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
             subscription.cancel()
             return
         }
-        guard isWaiting else {
-            subscription.request(.unlimited)
-            return
-        }
         // Reports at once the room the consumer already made (on this thread), then each room
-        // that appears. The handler holds the subscription itself, not this subscriber: the
-        // stream releases it when it ends, so it keeps nothing alive after that, and it reads
-        // no state of ours (no lock per request).
+        // that appears; under a lossy or unbounded policy, `Int.max` once (`.unlimited`), and
+        // the stream keeps no handler. Registering it is also what tells the stream's yields
+        // that the subscription has arrived (`.beforeDemand` until then), so that `receive(_:)`
+        // takes no lock of ours per element. The handler holds the subscription itself, not
+        // this subscriber: the stream releases it when it ends, so it keeps nothing alive after
+        // that, and it reads no state of ours (no lock per request).
         // Combine subscriptions are not declared `Sendable`, but `request` is thread-safe by
         // Combine's contract (any thread may call it), which is all the handler does.
         nonisolated(unsafe) let subscription = reference
@@ -159,17 +155,24 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         }
     }
 
-    /// The rare path of `receive(_:)`, out of line: it touches the stream's generic
-    /// `YieldResult`, whose metadata look-up the per-element path then does not pay.
+    /// The rare path of `receive(_:)`, out of line: the element arrived before the subscription
+    /// (the stream already took it). Ends the stream there, so that the consumer does not wait
+    /// forever for a subscription; a subscription sent later is cancelled.
     @inline(never)
-    func receiveBeforeSubscription(_ input: Input) {
+    func receiveBeforeSubscription() {
+        let first = Lock.striped(for: self).withLock { () -> Bool in
+            guard case .awaiting = upstream else { return false }
+            upstream = .done
+            return true
+        }
+        // The subscription arrived meanwhile (on another thread, racing this element): the
+        // element was taken as sent beyond demand.
+        guard first else { return reportExcess() }
         sink.report(
             .valueBeforeSubscription,
             "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
             bridge: self
         )
-        nonisolated(unsafe) let element = input  // as in receive(_:)
-        sink.yield(element)
         sink.finish()
     }
 
@@ -185,36 +188,19 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         )
     }
 
-    /// One lock pair of this subscriber's (is it subscribed?), then the stream's yield, which
-    /// also says whether the element was asked for: demand is counted once, by the stream.
+    /// The stream's yield only, which also says whether the element was asked for (demand is
+    /// counted once, by the stream) and whether the subscription has arrived (its demand
+    /// handler registered): no lock of this subscriber's per element. An element after
+    /// completion or cancellation finds the stream over and is discarded.
     @usableFromInline
     func receive(_ input: Input) -> Subscribers.Demand {
-        let verdict = Lock.striped(for: self).withLock { () -> StreamSubscriberVerdict in
-            if case .awaiting = upstream {
-                // A broken publisher: nothing was requested, and nothing could be. End here,
-                // so that the consumer does not wait forever for a subscription.
-                upstream = .done
-                return .beforeSubscription
-            }
-            guard case .subscribed = upstream else { return .ignore }
-            return .yield
-        }
-        switch verdict {
-        case .ignore:
-            // After cancel or completion: a late element in flight; the stream is over anyway.
-            return .none
-        case .beforeSubscription:
-            receiveBeforeSubscription(input)
-            return .none
-        case .yield:
-            break
-        }
         // `yield` takes its element `sending`; Combine's `receive(_:)` cannot say so. Only
         // `stream` (Output: Sendable) and `uncheckedStream` (the caller vouches) get here.
         nonisolated(unsafe) let element = input
         switch yield(sink, element) {
         case .accepted: break
         case .beyondDemand: reportExcess()
+        case .beforeDemand: receiveBeforeSubscription()
         case .terminated: cancelUpstream()
         }
         return .none
@@ -238,9 +224,6 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
         }
     }
 }
-
-/// What `receive(_:)` does with an element (top level, not generic, like the state).
-private enum StreamSubscriberVerdict { case yield, ignore, beforeSubscription }
 
 /// Where the subscriber is with upstream: not nested in the generic class (that would make it
 /// generic too, and every access of it a runtime metadata look-up in the unspecialised witnesses).

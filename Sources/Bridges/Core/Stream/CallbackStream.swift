@@ -294,7 +294,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 action = first
             } else {
                 storage.terminateConsumer(cancelled: true)
-                action = storage.state.withLock { $0.next() }  // `.cancelled`, unless it had ended already
+                action = storage.decideNext()  // `.cancelled`, unless it had ended already
             }
             while true {
                 switch action {
@@ -318,11 +318,11 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     wakeUp.demand?.report()
                     if let element = try wakeUp.result.get() { return element }
                     // The end, or the cancellation that resumed this wait.
-                    switch storage.state.withLock({ $0.wokenWithNil() }) {
+                    switch storage.decideWokenWithNil() {
                     case .terminate:
                         // Ended here, in this task, not in its cancellation handler.
                         storage.terminateConsumer(cancelled: true)
-                        action = storage.state.withLock { $0.next() }
+                        action = storage.decideNext()
                         continue
                     case .cancelled:
                         return try Self.cancelled()
@@ -331,7 +331,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                         return nil
                     }
                 }
-                action = storage.state.withLock { $0.nextAskingBeforeSuspending() }
+                action = storage.decideNextAskingBeforeSuspending()
             }
         }
 
@@ -365,16 +365,12 @@ extension CallbackStream.YieldResult: Sendable where Element: Sendable {}
 extension CallbackStream.Termination: Sendable {}
 
 extension ConsumerToken {
-    /// One lock pair: a buffered element to return at once, or `next()`'s action (asking a
-    /// rendezvous pull source for its element under the same lock). A method on the token (not
-    /// `consumer.storage.state…` in the iterator), so the storage is borrowed from the token
-    /// instead of retained and released around every element.
+    /// One lock pair: a buffered element to return at once, or `next()`'s action. A method on
+    /// the token (not `consumer.storage…` in the iterator), so the storage is borrowed from the
+    /// token instead of retained and released around every element.
     @inlinable @inline(__always)
     func _takeBufferedOrNext() -> CallbackStreamStorage<Element, Failure>.Machine.NextAction {
-        storage.state.withLock { machine in
-            if let element = machine.takeBuffered() { return .element(element, sender: nil, demand: nil) }
-            return machine.nextAskingBeforeSuspending()
-        }
+        storage.decideTakeBufferedOrNext()
     }
 }
 

@@ -21,17 +21,7 @@ extension CallbackStream {
         @inlinable
         @discardableResult
         public func yield(_ element: sending Element, fileID: String = #fileID, line: UInt = #line) -> YieldResult {
-            let action = token.storage.state.withLock {
-                machine -> CallbackStreamStorage<Element, Failure>.Machine.YieldAction in
-                // The common case decided inline, without the general event: buffered, `.enqueued`.
-                if machine.yieldOnlyBuffers {
-                    machine.buffer.append(
-                        element, initialCapacity: CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity,
-                        maximumCapacity: .max)  // .unbounded
-                    return .answer(.enqueued)
-                }
-                return machine.yield(element)
-            }
+            let action = token.storage.decideYield(element)
             // Enqueued (the common case): nothing to act on, no handler or call site to copy.
             if case .answer(let result) = action { return result }
             return token.storage.act(action, fileID: fileID, line: line)
@@ -75,12 +65,12 @@ extension CallbackStream {
         /// Whether the stream is over (finished by the producer, or ended by the consumer);
         /// yields now answer `.terminated`.
         public var isTerminated: Bool {
-            token.storage.state.withLock { $0.isTerminated }
+            token.storage.isTerminated
         }
 
         /// How many elements the policy has dropped so far.
         public var droppedCount: Int {
-            token.storage.state.withLock { $0.droppedCount }
+            token.storage.droppedCount
         }
 
         /// Registers `handler`, told how many more elements the consumer can take (credits), so
@@ -114,22 +104,23 @@ extension CallbackStream {
         /// ``yield(_:)`` for a source that must send only what ``onDemand(_:)`` reported (a Combine
         /// publisher): also says whether the element was within that demand, decided under the
         /// same lock as the yield, from the one count the stream keeps (the demand it reported
-        /// and no yield has used yet). An element beyond it is still enqueued (nothing is lost).
+        /// and no yield has used yet), and whether any demand handler was registered yet. An
+        /// element beyond it is still enqueued (nothing is lost). After the stream ended the
+        /// element is discarded without a misuse report: the adapter decides what a late
+        /// element means for its source.
         @inlinable
         package func yieldWithinDemand(_ element: sending Element) -> DemandedYield {
-            let (action, demanded) = token.storage.state.withLock {
-                machine -> (CallbackStreamStorage<Element, Failure>.Machine.YieldAction, Bool) in
-                if machine.yieldOnlyBuffers {  // .unbounded
-                    let initial = CallbackStreamStorage<Element, Failure>.Machine.initialBufferCapacity
-                    machine.buffer.append(element, initialCapacity: initial, maximumCapacity: .max)
-                    return (.answer(.enqueued), true)
-                }
-                let demanded = machine.yieldIsDemanded
-                return (machine.yield(element), demanded)
+            let (action, verdict) = token.storage.decideYieldWithinDemand(element)
+            switch action {
+            case .answer:
+                return verdict
+            case .terminated(let element, _):
+                token.storage.undelivered?(element, .terminated)
+                return .terminated
+            case .resumeConsumer, .dropped:
+                _ = token.storage.act(action, fileID: #fileID, line: #line)
+                return verdict
             }
-            if case .answer = action { return demanded ? .accepted : .beyondDemand }
-            if case .terminated = token.storage.act(action, fileID: #fileID, line: #line) { return .terminated }
-            return demanded ? .accepted : .beyondDemand
         }
 
         /// Reports a misuse by the source behind this sink (a publisher that sent more than was
@@ -150,6 +141,9 @@ package enum DemandedYield {
     case accepted
     /// Enqueued (or delivered) although the demand reported was used up.
     case beyondDemand
+    /// Enqueued (or delivered) before any demand handler was registered: the source sent
+    /// before it could have been asked for anything.
+    case beforeDemand
     /// The stream is over; the element was discarded.
     case terminated
 }

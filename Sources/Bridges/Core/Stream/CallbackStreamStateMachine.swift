@@ -34,7 +34,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     }
 
     @usableFromInline
-    enum Mode { case unbounded, dropNewest, dropOldest, suspending }
+    enum Mode { case unbounded, dropNewest, dropOldest, waiting }
 
     /// What a suspended consumer is resumed with (`@unchecked Sendable`: see the extension below):
     /// the element or the end, and (under `.suspending(n)`) the demand the consumer reports once it
@@ -144,7 +144,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     // This struct is most of a started stream's memory: `CallbackStreamLayoutTests` holds the
     // `Int` stream's state to the size class it was made to fit.
     @usableFromInline let capacity: Int
-    /// Non-nil exactly under the waiting policies (`mode == .suspending`).
+    /// Non-nil exactly under the waiting policies (`mode == .waiting`).
     @usableFromInline let waiting: Waiting?
     /// The consumer suspended in `next()`: while streaming with nothing buffered, or waiting for
     /// the end until the teardown returns.
@@ -162,7 +162,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline let mode: Mode
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
-    @usableFromInline var reportedYieldAfterFinish = false
+    /// Rarely written one-bit facts, in one byte (the inline slot's padding has no room for
+    /// another `Bool`): see ``reportedYieldAfterFinish`` and ``demandRegistered``.
+    @usableFromInline var marks: UInt8 = 0
     /// The consumer's task was cancelled before the stream ended, and the consumer has not been
     /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
     /// `CancellationError`) once, then with `nil` like any ended stream.
@@ -175,7 +177,27 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline var cancelRequested = false
     @usableFromInline var teardown: TeardownState
 
-    // The waiting policies' fields, through `waiting`. Read only where the mode is `.suspending`
+    /// The bits of ``marks``.
+    @inlinable static var reportedYieldAfterFinishMark: UInt8 { 1 }
+    @inlinable static var demandRegisteredMark: UInt8 { 2 }
+
+    /// A yield after the producer finished was reported (it is reported once).
+    @inlinable var reportedYieldAfterFinish: Bool {
+        get { marks & Self.reportedYieldAfterFinishMark != 0 }
+        set {
+            marks = newValue ? marks | Self.reportedYieldAfterFinishMark : marks & ~Self.reportedYieldAfterFinishMark
+        }
+    }
+
+    /// A demand handler was registered (under any policy): a source that must send only what
+    /// it was asked for (a Combine publisher) has been asked. Before that, every yield of such a
+    /// source is beyond demand (see ``CallbackStreamStorage/decideYieldWithinDemand(_:)``).
+    @inlinable var demandRegistered: Bool {
+        get { marks & Self.demandRegisteredMark != 0 }
+        set { marks = newValue ? marks | Self.demandRegisteredMark : marks & ~Self.demandRegisteredMark }
+    }
+
+    // The waiting policies' fields, through `waiting`. Read only where the mode is `.waiting`
     // (or, for `senders`, `hasSenders` and `demandHandler`, anywhere: no waiting state means no
     // senders and no handler), and written only there: touching the others under another policy
     // traps (a force unwrap: one predictable branch, never undefined behaviour).
@@ -215,8 +237,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .unbounded: (mode, capacity) = (.unbounded, Int.max)
         case .dropNewest(let n): (mode, capacity) = (.dropNewest, n)
         case .dropOldest(let n): (mode, capacity) = (.dropOldest, n)
-        case .suspending(let n): (mode, capacity) = (.suspending, n)
-        case .watermark(_, let high): (mode, capacity) = (.suspending, high)
+        case .suspending(let n): (mode, capacity) = (.waiting, n)
+        case .watermark(_, let high): (mode, capacity) = (.waiting, high)
         }
         switch policy.kind {
         case .watermark(let low, _): waiting = Waiting(lowWatermark: low)
@@ -239,7 +261,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .dropNewest, .dropOldest:
             buffer.append(
                 element, initialCapacity: Swift.min(capacity, Self.initialBufferCapacity), maximumCapacity: capacity)
-        case .suspending:
+        case .waiting:
             buffer.append(
                 element, initialCapacity: Swift.min(Swift.max(capacity, 1), Self.initialBufferCapacity),
                 maximumCapacity: .max)
@@ -251,7 +273,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable static var initialBufferCapacity: Int { 2 }
 
     /// Whether taking an element may give the producer more demand (`.suspending(n)`, n > 0).
-    @inlinable var signalsDemandOnTake: Bool { mode == .suspending && capacity > 0 }
+    @inlinable var signalsDemandOnTake: Bool { mode == .waiting && capacity > 0 }
 
     /// Room left in the buffer (negative when a synchronous yield overfilled it).
     @inlinable var room: Int { capacity - buffer.count - senders.count }
@@ -444,17 +466,17 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func teardownReturned() -> (Consumer, Failure?)? {
         teardown = .spent
-        guard let waiting = consumer else { return nil }
+        guard let suspended = consumer else { return nil }
         switch phase {
         case .finished(let failure) where buffer.isEmpty:
             consumer = nil
             phase = .terminated(unreported: nil)
-            return (waiting, failure)
+            return (suspended, failure)
         case .terminated(let unreported):
             consumer = nil
             phase = .terminated(unreported: nil)
             if unreported != nil { cancellationUnreported = false }
-            return (waiting, unreported)
+            return (suspended, unreported)
         case .idle, .streaming, .finished:
             return nil
         }
@@ -484,7 +506,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 return .resume(continuation, Wakeup(.success(nil)), sender: nil)
             }
             consumer = continuation
-            guard mode == .suspending, capacity == 0, case .streaming = phase, granted == 0,
+            guard mode == .waiting, capacity == 0, case .streaming = phase, granted == 0,
                 let handler = demandHandler
             else { return .suspended(demand: nil) }
             granted = 1
@@ -510,7 +532,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// nil when there is nothing to ask.
     @inlinable
     mutating func demandBeforeSuspending() -> Demand? {
-        guard mode == .suspending, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
+        guard mode == .waiting, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
             buffer.isEmpty, senders.isEmpty, let handler = demandHandler
         else { return nil }
         granted = 1
@@ -559,17 +581,17 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             }
             // While another thread runs the teardown, a suspended consumer stays: the
             // teardown's return resumes it.
-            let waiting = teardownRunning ? nil : consumer
-            if waiting != nil { consumer = nil }
+            let suspendedConsumer = teardownRunning ? nil : consumer
+            if suspendedConsumer != nil { consumer = nil }
             let waitingSenders = senders
             let demand = demandHandler
-            if let waiting = self.waiting {
-                waiting.senders = []
-                waiting.demandHandler = nil
+            if let waitingState = waiting {
+                waitingState.senders = []
+                waitingState.demandHandler = nil
             }
             return .terminate(
                 builder: nil,
-                consumer: waiting,
+                consumer: suspendedConsumer,
                 senders: waitingSenders,
                 teardown: takeTeardown(.cancelled),
                 discarded: discardBuffer(),
@@ -596,9 +618,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func consumerCancelled() -> Consumer? {
         cancelRequested = true
-        guard case .streaming = phase, let waiting = consumer else { return nil }
+        guard case .streaming = phase, let suspended = consumer else { return nil }
         consumer = nil
-        return waiting
+        return suspended
     }
 
     @usableFromInline
@@ -649,14 +671,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     mutating func yield(_ element: Element) -> YieldAction {
         switch phase {
         case .streaming:
-            if let waiting = consumer {
+            if let suspended = consumer {
                 consumer = nil
-                if mode == .suspending { useDemand() }
+                if mode == .waiting { useDemand() }
                 return .resumeConsumer(
-                    waiting,
+                    suspended,
                     element,
                     demand: signalsDemandOnTake ? demandAfterTake() : nil,
-                    result: mode == .suspending && capacity == 0 ? .stopProducing : .enqueued
+                    result: mode == .waiting && capacity == 0 ? .stopProducing : .enqueued
                 )
             }
             switch mode {
@@ -680,7 +702,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 enqueue(element)
                 droppedCount += 1
                 return .dropped(oldest)
-            case .suspending:
+            case .waiting:
                 useDemand()
                 // Behind the waiting sends (a cancelled one keeps its place), so that one producer's
                 // elements keep their order; id 0 is no send's (theirs start at 1).
@@ -717,7 +739,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @inlinable
     mutating func trySend(_ element: Element) -> SendAttempt {
-        guard mode == .suspending, case .streaming = phase, consumer == nil,
+        guard mode == .waiting, case .streaming = phase, consumer == nil,
             buffer.count + senders.count >= capacity
         else { return .done(sendWithoutWaiting(element)) }
         nextSenderID &+= 1
@@ -795,11 +817,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             producerFinished = true
             let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished)
             let demand = demandHandler  // no more demand once the producer is done: release it
-            self.waiting?.demandHandler = nil
-            if let waiting = consumer {
+            waiting?.demandHandler = nil
+            if let suspended = consumer {
                 consumer = nil
                 phase = .terminated(unreported: nil)
-                return .finish(consumer: waiting, failure, senders: [], teardown: teardown, demand: demand)
+                return .finish(consumer: suspended, failure, senders: [], teardown: teardown, demand: demand)
             }
             var resumed: [SenderContinuation] = []
             if !senders.isEmpty {
@@ -846,9 +868,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .finished, .terminated:
             return (nil, nil)
         case .idle, .streaming:
+            demandRegistered = true
             // The other policies never report more demand than this first, unlimited one, so
             // their handler is not kept (the caller still holds it to report `Int.max`).
-            guard mode == .suspending else { return (Int.max, nil) }
+            guard mode == .waiting else { return (Int.max, nil) }
             let replaced = demandHandler
             demandHandler = handler
             if capacity == 0 {

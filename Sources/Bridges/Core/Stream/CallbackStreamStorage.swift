@@ -111,7 +111,91 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         state.withLock { $0.consumerCancelled() }?.resume(returning: Wakeup(.success(nil)))
     }
 
+    /// The consumer's door: `next()`'s events, each decided under the lock; the iterator acts
+    /// on the answer after it is released.
+    @inlinable
+    func decideNext() -> Machine.NextAction { state.withLock { $0.next() } }
+
+    @inlinable
+    func decideNextAskingBeforeSuspending() -> Machine.NextAction {
+        state.withLock { $0.nextAskingBeforeSuspending() }
+    }
+
+    /// A buffered element to return at once, or `next()`'s action (asking a rendezvous pull
+    /// source for its element under the same lock): one lock pair.
+    @inlinable @inline(__always)
+    func decideTakeBufferedOrNext() -> Machine.NextAction {
+        state.withLock { machine in
+            if let element = machine.takeBuffered() { return .element(element, sender: nil, demand: nil) }
+            return machine.nextAskingBeforeSuspending()
+        }
+    }
+
+    /// The suspended consumer was resumed with nil: the end, or the cancellation that resumed it.
+    @inlinable
+    func decideWokenWithNil() -> Machine.NilWakeupAction { state.withLock { $0.wokenWithNil() } }
+
     // MARK: Producer side
+
+    /// Decides a yield of `element`, under the lock only: the one door through which every
+    /// producer (a sink, a broadcast's or an operator's fan-out) puts an element in the stream.
+    /// The common case is decided inline, without the general event: under `.unbounded`, while
+    /// streaming with no consumer waiting, the element joins the buffer and needs no action.
+    @inlinable @inline(__always)
+    func decideYield(_ element: Element) -> Machine.YieldAction {
+        state.withLock { machine in
+            if machine.yieldOnlyBuffers {
+                machine.buffer.append(element, initialCapacity: Machine.initialBufferCapacity, maximumCapacity: .max)
+                return .answer(.enqueued)
+            }
+            return machine.yield(element)
+        }
+    }
+
+    /// ``decideYield(_:)`` for a source that must send only the demand the stream reported (a
+    /// Combine publisher): also says whether the element was within that demand, from the one
+    /// count the stream keeps, under the same lock. Before any demand handler was registered
+    /// nothing was asked for: `.beforeDemand` (the element is still decided: nothing is lost).
+    @inlinable @inline(__always)
+    func decideYieldWithinDemand(_ element: Element) -> (Machine.YieldAction, DemandedYield) {
+        state.withLock { machine in
+            let verdict: DemandedYield =
+                !machine.demandRegistered ? .beforeDemand : machine.yieldIsDemanded ? .accepted : .beyondDemand
+            if machine.yieldOnlyBuffers {  // .unbounded
+                machine.buffer.append(element, initialCapacity: Machine.initialBufferCapacity, maximumCapacity: .max)
+                return (.answer(.enqueued), verdict)
+            }
+            return (machine.yield(element), verdict)
+        }
+    }
+
+    /// Decides the end of the stream by a fan-out (a broadcast's or an operator's finish), under
+    /// the lock only; act on it with `act(_:fileID:line:)` once every lock is released.
+    @inlinable
+    func decideFinish(_ failure: Failure?) -> Machine.FinishAction {
+        state.withLock { $0.finish(failure) }
+    }
+
+    /// Whether the stream is over (finished by the producer, or ended by the consumer).
+    @inlinable var isTerminated: Bool { state.withLock { $0.isTerminated } }
+
+    /// How many elements the policy has dropped so far.
+    @inlinable var droppedCount: Int { state.withLock { $0.droppedCount } }
+
+    /// Acts on a fan-out's yield decision (see `Outbox`), outside every lock. An element handed
+    /// straight to a waiting consumer frees its room at once: that demand is reported here, by
+    /// the producer, rather than by the consumer once its task runs, so a producer held back by
+    /// this stream (a broadcast's sender, a shared upstream's pulling task) goes on without
+    /// waiting for the consumer to be scheduled.
+    @inlinable
+    func actOnFanOut(_ action: Machine.YieldAction) {
+        if case .resumeConsumer(let consumer, let element, let demand?, _) = action {
+            consumer.resume(returning: Wakeup(.success(element)))
+            demand.report()
+            return
+        }
+        _ = act(action, fileID: #fileID, line: #line)
+    }
 
     /// Acts on a yield's (or a send's) decision, outside the lock. Reads the handler and the call
     /// site only on the paths that use them (a computed read copies them: a dropped element would

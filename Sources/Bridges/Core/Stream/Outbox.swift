@@ -1,9 +1,10 @@
-// How Broadcast and the operators (`mapLatest`, `debounce`) hand what they decided to the
-// downstream streams: no queue and no deliverer. A caller that holds its own lock (the broadcast's,
-// an operator's) decides each yield or finish into the downstream stream's state machine right
-// there, taking that stream's lock for the decision only, and collects what the stream says must
-// follow: resume its consumer, report a drop, run its teardown. It releases its own lock and then
-// performs those actions.
+// The stream engine's door for fan-outs: how Broadcast and the operators (`mapLatest`,
+// `debounce`) hand what they decided to the downstream streams, through the storage's own
+// `decideYield`/`decideFinish` (there is no other way into a stream's state): no queue and no
+// deliverer. A caller that holds its own lock (the broadcast's, an operator's) decides each yield
+// or finish into the downstream stream's state machine right there, taking that stream's lock
+// for the decision only, and collects what the stream says must follow: resume its consumer,
+// report a drop, run its teardown. It releases its own lock and then performs those actions.
 //
 // So the order every downstream stream sees is the order of the caller's critical sections (one
 // order for every subscriber of a broadcast, never a stale `mapLatest` result after a newer one),
@@ -39,14 +40,7 @@ struct Outbox<Element, Failure: Error> {
     @inlinable
     mutating func decideYield(_ element: Element, to sink: CallbackStream<Element, Failure>.Sink) {
         let storage = sink.token.storage
-        let action = storage.state.withLock { machine -> Storage.Machine.YieldAction in
-            if machine.yieldOnlyBuffers {
-                machine.buffer.append(
-                    element, initialCapacity: Storage.Machine.initialBufferCapacity, maximumCapacity: .max)
-                return .answer(.enqueued)
-            }
-            return machine.yield(element)
-        }
+        let action = storage.decideYield(element)
         if case .answer = action { return }
         entries.append(.yield(storage, action), initialCapacity: 2, maximumCapacity: .max)
     }
@@ -59,7 +53,7 @@ struct Outbox<Element, Failure: Error> {
     @inlinable
     mutating func decideFinish(_ failure: Failure?, to sink: CallbackStream<Element, Failure>.Sink) {
         let storage = sink.token.storage
-        let action = storage.state.withLock { $0.finish(failure) }
+        let action = storage.decideFinish(failure)
         guard case .finish = action else { return }
         entries.append(.finish(storage, action), initialCapacity: 2, maximumCapacity: .max)
     }
@@ -70,50 +64,9 @@ struct Outbox<Element, Failure: Error> {
         while let entry = entries.popFirst() {
             switch entry {
             case .yield(let storage, let action):
-                _ = storage.act(action, fileID: #fileID, line: #line)
+                storage.actOnFanOut(action)
             case .finish(let storage, let action):
                 storage.act(action, fileID: #fileID, line: #line)
-            }
-        }
-    }
-}
-
-/// What an operator's state machine decided to emit downstream, in decision order: posted under
-/// the operator's lock and, in the same critical section, decided into the stream with
-/// ``decide(into:)``.
-@usableFromInline
-struct Emissions<Element, Failure: Error> {
-    @usableFromInline
-    enum Event {
-        case element(Element)
-        case finish(Failure?)
-    }
-
-    @usableFromInline var events = StreamRing<Event>()
-    /// A finish was posted: later posts are discarded.
-    @usableFromInline private(set) var isClosed = false
-
-    @usableFromInline init() {}
-
-    /// Queues `event` for this critical section. Returns `false` when a finish was posted before
-    /// (the event is discarded).
-    @usableFromInline
-    @discardableResult
-    mutating func post(_ event: Event) -> Bool {
-        guard !isClosed else { return false }
-        if case .finish = event { isClosed = true }
-        events.append(event, initialCapacity: 2, maximumCapacity: .max)
-        return true
-    }
-
-    /// Moves every posted event into `sink`'s stream (call under the operator's lock), adding to
-    /// `outbox` what to perform after it is released.
-    @usableFromInline
-    mutating func decide(into sink: CallbackStream<Element, Failure>.Sink, _ outbox: inout Outbox<Element, Failure>) {
-        while let event = events.popFirst() {
-            switch event {
-            case .element(let element): outbox.decideYield(element, to: sink)
-            case .finish(let failure): outbox.decideFinish(failure, to: sink)
             }
         }
     }
