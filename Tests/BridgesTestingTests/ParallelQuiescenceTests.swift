@@ -1,6 +1,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 /// Quiescence scoped to one test: these suites run in parallel (Swift Testing's default), each
@@ -9,7 +10,7 @@ import Testing
     /// Debounces the search text by 300 ms and queries the legacy API for each settled query.
     final class SearchPresenter: Sendable {
         let searchText = ProcessingChannel<String>()
-        let results = Log<[String]>()
+        let results = Collected<[String]>()
         private let api: FakeCompletionAPI<String, [String]>
         private let clock: TestClock
 
@@ -75,7 +76,7 @@ import Testing
     @Test func scopes_doNotWaitForEachOther() async {
         let release = DispatchSemaphore(value: 0)
         let (blocked, blocking) = AsyncStream<Void>.makeStream()
-        let log = Log<String>()
+        let log = Collected<String>()
         async let first: Void = withSerialTasks {
             let task = Task {
                 blocking.yield()
@@ -98,7 +99,7 @@ import Testing
 
     /// Tasks that tests outside any scope start are never serialised or waited for.
     @Test func tasksOutsideAnyScope_runUntouched() async {
-        let log = Log<Int>()
+        let log = Collected<Int>()
         let outside = Task.detached { log.append(1) }
         await withSerialTasks {
             await runUntilIdle()

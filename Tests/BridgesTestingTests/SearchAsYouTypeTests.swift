@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// DESIGN.md scenario 2: a search field debounced by 300 ms, querying a legacy
@@ -10,7 +11,7 @@ import Testing
     @available(BridgesTypedSequence, *)
     final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {
         let searchText = ProcessingChannel<String>()
-        let results = Log<[String]>()
+        let results = Collected<[String]>()
         private let api: FakeCompletionAPI<String, [String]>
         private let clock: C
 

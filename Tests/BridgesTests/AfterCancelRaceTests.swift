@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 // `cancel()` is final: once it has returned, no handler call starts. These tests record ORDER,
@@ -19,8 +20,8 @@ struct AfterCancelRaceTests {
     @Test func subscribe_cancelFromAnotherThread_noElementStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<Int>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let cancelled = Gate()
             let token = EndlessCounter(released: loopEnded).subscribe(
                 onElement: { element in
                     log.handlerStarted(index, element)
@@ -42,10 +43,10 @@ struct AfterCancelRaceTests {
 
     /// Cancelling from inside `onElement` does not deadlock, and no further element is delivered.
     @Test func subscribe_cancelFromInsideOnElement_returns_andNothingMoreIsDelivered() async {
-        let loopEnded = LifetimeGate()
+        let loopEnded = Gate()
         let log = OrderLog<Int>(iterations: 1)
         let tokenBox = LifetimeRecorder<Cancellation>()
-        let cancelledOnce = LifetimeGate()
+        let cancelledOnce = Gate()
         let token = EndlessCounter(released: loopEnded).subscribe(onElement: { element in
             log.handlerStarted(0, element)
             // Cancel once, as soon as the token is there (subscribe may not have returned yet).

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// Broadcast as a fan-out over the engine: decides under its lock and acts after it, keeps one

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// Misuse is reported once per bridge and kind, with a running count; reading the default

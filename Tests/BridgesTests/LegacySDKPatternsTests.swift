@@ -5,6 +5,7 @@
 import Bridges
 import BridgesTesting
 import LegacySDK
+import TestSupport
 import Testing
 
 // MARK: - App code, as the docs write it
@@ -126,8 +127,8 @@ struct LegacySDKPatternsTests {
 
     @Test func callbackStream_mainActorBuilder_deliversThenTearsDownOnTheMainActor() async throws {
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
-        let running = LifetimeGate()
+        let stopped = Gate()
+        let running = Gate()
         screen.manager.onStart = { running.open() }
         screen.manager.onStop = { stopped.open() }
         let consumer = Task {
@@ -156,7 +157,7 @@ struct LegacySDKPatternsTests {
         // `BridgeError.sinkDropped` (a sink released without finish(), reported; a lost source
         // never reads as a complete loop) and the teardown runs.
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
+        let stopped = Gate()
         screen.manager.onStop = { stopped.open() }
         await expectDiagnostics([.sinkDropped]) {
             do {
@@ -174,8 +175,8 @@ struct LegacySDKPatternsTests {
 
     @Test func delegateProxyRetained_mainActorDetach_failsThroughAndDetaches() async throws {
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
-        let running = LifetimeGate()
+        let stopped = Gate()
+        let running = Gate()
         screen.manager.onStart = { running.open() }
         screen.manager.onStop = { stopped.open() }
         let consumer = Task {
@@ -201,7 +202,7 @@ struct LegacySDKPatternsTests {
 
     @Test func cancellationMadeOnAnActor_runsOnThatActor() async {
         let owner = ForecastActor()
-        let ran = LifetimeGate()
+        let ran = Gate()
         let token = await owner.start(opening: ran)
         token.cancel()
         await ran.wait()
@@ -220,7 +221,7 @@ actor ForecastActor {
     let client = LegacyWeatherClient()
     var cancelledCities: [String] = []
 
-    func start(opening gate: LifetimeGate) -> Cancellation {
+    func start(opening gate: Gate) -> Cancellation {
         client.onCancel = { request in
             self.assertIsolated("a token made on an actor runs its action there")
             gate.open()

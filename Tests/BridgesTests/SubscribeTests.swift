@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -15,7 +16,7 @@ struct SubscribeTests {
     @Test func elementsThenFinish_deliveredInOrder_andSourceReleased() async {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
-        let loopEnded = LifetimeGate()
+        let loopEnded = Gate()
         let token = source.stream.subscribe(
             onElement: { [end = DeinitSignal(loopEnded)] in
                 _ = end
@@ -40,10 +41,10 @@ struct SubscribeTests {
         let token = stream.subscribe(
             onElement: { events.record(.element($0)) },
             onFinish: { error in
-                events.record((error as? LifetimeTestError).map { .failed($0.code) } ?? .finished)
+                events.record((error as? TestError).map { .failed($0.code) } ?? .finished)
             })
         continuation.yield(1)
-        continuation.finish(throwing: LifetimeTestError(code: 9))
+        continuation.finish(throwing: TestError(code: 9))
         await events.wait(count: 2)
         #expect(events.values == [.element(1), .failed(9)])
         token.cancel()
@@ -52,7 +53,7 @@ struct SubscribeTests {
     @Test func cancel_tearsTheSourceDown_andDeliversNothingMore() async {
         let source = TrackedStream(Int.self)
         let events = LifetimeRecorder<SubscriptionEvent>()
-        let loopEnded = LifetimeGate()
+        let loopEnded = Gate()
         let token = source.stream.subscribe(
             onElement: { [end = DeinitSignal(loopEnded)] in
                 _ = end
@@ -71,8 +72,8 @@ struct SubscribeTests {
     }
 
     @Test func cancel_runsTheCallbackStreamTeardown() async {
-        let started = LifetimeGate()
-        let tornDown = LifetimeGate()
+        let started = Gate()
+        let tornDown = Gate()
         let sinkBox = LockedState<CallbackStream<Int, Never>.Sink?>(nil)
         let stream = CallbackStream<Int, Never> { sink in
             sinkBox.withLock { $0 = sink }

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 // `cancel()` is final for weak-owner tasks too, with async handlers: once `cancel()` has returned
@@ -17,7 +18,7 @@ import Testing
 /// An owner whose deallocation opens a gate.
 final class RaceOwner: Sendable {
     let released: DeinitSignal
-    init(released: LifetimeGate) { self.released = DeinitSignal(released) }
+    init(released: Gate) { self.released = DeinitSignal(released) }
 }
 
 /// One handler start: the element (or 0 for runTask's `apply`), and whether its task was
@@ -42,9 +43,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func forEachWeak_cancelOnTheHandlersActor_noCallStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { @HandlerActor _, element in
@@ -77,9 +78,9 @@ struct WeakOwnerAfterCancelRaceTests {
         // then see its task cancelled (read before the stamp, it could predate the cancel).
         let sawCancellation = LifetimeRecorder<[Int]>()
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { _, element in
@@ -115,9 +116,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func runTaskWeak_cancelOnTheApplysActor_applyNeverStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let taskEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -144,9 +145,9 @@ struct WeakOwnerAfterCancelRaceTests {
         let log = OrderLog<Int>(iterations: Self.iterations)
         let sawCancellation = LifetimeRecorder<Int>()  // read after the stamp, as above
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let taskEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -178,7 +179,7 @@ struct WeakOwnerAfterCancelRaceTests {
 /// Cancels `token` on `@HandlerActor`, stamps the return from `cancel()` for iteration `index`,
 /// then opens `done`.
 private func cancelOnHandlerActor<Event>(
-    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: Gate
 ) {
     Task { @HandlerActor in
         token.cancel()
@@ -189,7 +190,7 @@ private func cancelOnHandlerActor<Event>(
 
 /// The same from a plain Dispatch thread, after a jitter that varies with `index`.
 private func cancelFromAThread<Event>(
-    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: Gate
 ) {
     DispatchQueue.global().async {
         _ = raceJitter(index % 20)

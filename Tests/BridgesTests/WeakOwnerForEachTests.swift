@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -8,8 +9,8 @@ struct WeakOwnerForEachTests {
     @Test func viewModel_onEndlessStream_isReleased_taskEnds_sourceTornDown() async {
         let source = TrackedStream([Int].self)
         let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
         weak var weakModel: AnyObject?
         weakModel = model
@@ -33,8 +34,8 @@ struct WeakOwnerForEachTests {
     /// "stop") runs when the view model goes, though no element is pending.
     @MainActor
     @Test func viewModel_onCallbackStream_teardownRunsWhenOwnerGoes() async {
-        let started = LifetimeGate()
-        let tornDown = LifetimeGate()
+        let started = Gate()
+        let tornDown = Gate()
         let sinkBox = LockedState<CallbackStream<[Int], Never>.Sink?>(nil)
         let stream = CallbackStream<[Int], Never>(buffering: .latest) { sink in
             sinkBox.withLock { $0 = sink }
@@ -42,8 +43,8 @@ struct WeakOwnerForEachTests {
             return Cancellation { tornDown.open() }
         }
         let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
         model!.bind(to: stream, probe: DeinitSignal(taskEnded))
         await started.wait()
@@ -64,8 +65,8 @@ struct WeakOwnerForEachTests {
     @Test func actorOwner_isNotKeptAliveByRunningOnItsOwnIsolation() async {
         let source = TrackedStream(Int.self)
         let updates = LifetimeRecorder<Int>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
         await owner!.listen(to: source.stream, updates: updates, probe: DeinitSignal(taskEnded))
         source.continuation.yield(1)
@@ -79,8 +80,8 @@ struct WeakOwnerForEachTests {
 
     @Test func ownerReleased_whileNoElementEverArrives_endsTheLoop() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let calls = LifetimeRecorder<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
@@ -96,11 +97,11 @@ struct WeakOwnerForEachTests {
 
     @Test func ownerReleased_whileHandlerSuspended_handlerFinishes_thenOwnerGoes_noFurtherElement() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let entered = LifetimeRecorder<Int>()
         let finished = LifetimeRecorder<Int>()
-        let proceed = LifetimeGate()
+        let proceed = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         weak var weakOwner: AnyObject?
         weakOwner = owner
@@ -129,8 +130,8 @@ struct WeakOwnerForEachTests {
 
     @Test func cancelAll_stopsTheLoop_whileOwnerLives_andTokenLeavesTheBag() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let calls = LifetimeRecorder<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
@@ -151,8 +152,8 @@ struct WeakOwnerForEachTests {
 
     @Test func sequenceEnds_loopEnds_tokenNoLongerCountsInTheBag() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let calls = LifetimeRecorder<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
@@ -175,10 +176,10 @@ struct WeakOwnerForEachTests {
     @MainActor
     @Test func onFailure_whenSequenceThrows_calledOnce_inHandlersIsolation_afterElements() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-        let tornDown = LifetimeGate()
+        let tornDown = Gate()
         continuation.onTermination = { _ in tornDown.open() }
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let events = LifetimeRecorder<String>()
         var model: FeedViewModel? = FeedViewModel(deinitGate: deinitGate)
         weak var weakModel: FeedViewModel?
@@ -186,12 +187,12 @@ struct WeakOwnerForEachTests {
         model!.bind(to: stream, events: events, probe: DeinitSignal(taskEnded))
 
         continuation.yield(1)
-        continuation.finish(throwing: LifetimeTestError(code: 7))
+        continuation.finish(throwing: TestError(code: 7))
         await events.wait(count: 2)
         await taskEnded.wait()
         await tornDown.wait()
         #expect(events.values == ["element 1 main:true", "failure 7 main:true"])
-        #expect(model!.failure == LifetimeTestError(code: 7))
+        #expect(model!.failure == TestError(code: 7))
         #expect(model!.bag.isEmpty)
 
         model = nil
@@ -202,8 +203,8 @@ struct WeakOwnerForEachTests {
     @Test func onFailure_whenSequenceFinishes_orThrowsCancellationError_isNotCalled() async {
         for ending in ["finish", "cancellationError"] {
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-            let deinitGate = LifetimeGate()
-            let taskEnded = LifetimeGate()
+            let deinitGate = Gate()
+            let taskEnded = Gate()
             let events = LifetimeRecorder<String>()
             var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
             stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
@@ -230,10 +231,10 @@ struct WeakOwnerForEachTests {
     /// reported, and the loop ends at the cancel.
     @Test func onFailure_afterCancelAll_isNotCalled() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-        let tornDown = LifetimeGate()
+        let tornDown = Gate()
         continuation.onTermination = { _ in tornDown.open() }
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let events = LifetimeRecorder<String>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
@@ -245,7 +246,7 @@ struct WeakOwnerForEachTests {
         continuation.yield(1)
         await events.wait(count: 1)
         owner!.bag.cancelAll()
-        continuation.finish(throwing: LifetimeTestError(code: 1))
+        continuation.finish(throwing: TestError(code: 1))
         await tornDown.wait()
         await taskEnded.wait()
         #expect(events.values == ["element 1"])
@@ -258,11 +259,11 @@ struct WeakOwnerForEachTests {
 @MainActor
 private final class FeedViewModel {
     var values: [Int] = []
-    var failure: LifetimeTestError?
+    var failure: TestError?
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
+    private let deinitGate: Gate
 
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
     func bind(to feed: AsyncThrowingStream<Int, any Error>, events: LifetimeRecorder<String>, probe: DeinitSignal) {
         feed.forEach(weak: self, in: bag) { [probe] owner, value in
@@ -270,8 +271,8 @@ private final class FeedViewModel {
             owner.values.append(value)
             events.record("element \(value) main:\(isOnMainActor())")
         } onFailure: { owner, error in
-            owner.failure = error as? LifetimeTestError
-            events.record("failure \((error as? LifetimeTestError)?.code ?? -1) main:\(isOnMainActor())")
+            owner.failure = error as? TestError
+            events.record("failure \((error as? TestError)?.code ?? -1) main:\(isOnMainActor())")
         }
     }
 

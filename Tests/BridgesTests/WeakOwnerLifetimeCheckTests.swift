@@ -1,12 +1,13 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
 
 /// A sequence whose `next()` ignores cancellation: it returns only when `release` opens.
 struct StubbornSequence: AsyncSequence, Sendable {
-    let release: LifetimeGate
+    let release: Gate
     struct AsyncIterator: AsyncIteratorProtocol {
-        let release: LifetimeGate
+        let release: Gate
         mutating func next() async -> Int? {
             await release.wait()
             return nil
@@ -16,7 +17,7 @@ struct StubbornSequence: AsyncSequence, Sendable {
 }
 
 /// A grace period that ends when the test says so (virtual time without a clock).
-func gatedGrace(_ gate: LifetimeGate) -> BridgeTimeout {
+func gatedGrace(_ gate: Gate) -> BridgeTimeout {
     .custom("the test's grace period") { await gate.wait() }
 }
 
@@ -25,13 +26,13 @@ struct WeakOwnerLifetimeCheckTests {
     @Test func bagNotOwnedByOwner_elementAfterOwnerDeath_isReported() async {
         let source = TrackedStream(Int.self)
         let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let calls = LifetimeRecorder<Int>()
         let foreignBag = CancellationBag()  // a mistake: not the owner's own bag
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         Diagnostics.withHandler({ diagnostics.record($0) }) {
-            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .after(gatedGrace(LifetimeGate()))) {
+            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .after(gatedGrace(Gate()))) {
                 [probe = DeinitSignal(taskEnded)] _, value in
                 _ = probe
                 calls.record(value)
@@ -52,8 +53,8 @@ struct WeakOwnerLifetimeCheckTests {
     @Test func sameMistake_withCheckOff_endsSilently() async {
         let source = TrackedStream(Int.self)
         let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let foreignBag = CancellationBag()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         Diagnostics.withHandler({ diagnostics.record($0) }) {
@@ -70,11 +71,11 @@ struct WeakOwnerLifetimeCheckTests {
     }
 
     @Test func sequenceIgnoringCancellation_stillRunningAfterGrace_isReported() async {
-        let release = LifetimeGate()
-        let grace = LifetimeGate()
+        let release = Gate()
+        let grace = Gate()
         let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         Diagnostics.withHandler({ diagnostics.record($0) }) {
             StubbornSequence(release: release).forEach(
@@ -99,9 +100,9 @@ struct WeakOwnerLifetimeCheckTests {
 
         // The leak: the naive task holds its owner for as long as the stream runs.
         let source = TrackedStream(Int.self)
-        let naiveGone = LifetimeGate()
+        let naiveGone = Gate()
         var naive: NaiveOwner? = NaiveOwner(listeningTo: source.stream, deinitGate: naiveGone)
-        let grace = LifetimeGate()
+        let grace = Gate()
         let check = Diagnostics.withHandler({ diagnostics.record($0) }) {
             OwnerLifetimeCheck.expectRelease(of: naive!, within: gatedGrace(grace))
         }
@@ -115,10 +116,10 @@ struct WeakOwnerLifetimeCheckTests {
 
         // The fix: forEach(weak:in:) lets it go at once.
         let fixedSource = TrackedStream(Int.self)
-        let fixedGone = LifetimeGate()
+        let fixedGone = Gate()
         var fixed: PlainOwner? = PlainOwner(deinitGate: fixedGone)
         fixedSource.stream.forEach(weak: fixed!, in: fixed!.bag) { _, _ in }
-        let fixedGrace = LifetimeGate()
+        let fixedGrace = Gate()
         let fixedCheck = Diagnostics.withHandler({ diagnostics.record($0) }) {
             OwnerLifetimeCheck.expectRelease(of: fixed!, within: gatedGrace(fixedGrace))
         }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -7,7 +8,7 @@ struct WeakOwnerRunTaskTests {
     @MainActor
     @Test func ownerAlive_applyReceivesTheResult_onTheMainActor() async {
         let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
+        let deinitGate = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
         let applied = LifetimeRecorder<Bool>()
         runTask(weak: model!, in: model!.bag) {
@@ -25,8 +26,8 @@ struct WeakOwnerRunTaskTests {
 
     @Test func ownerReleased_whileWorkSuspended_cancelsWork_neverApplies() async {
         let source = TrackedStream(Int.self)  // the "request": never answers, honours cancellation
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let applied = LifetimeRecorder<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner!, in: owner!.bag) { [source] in
@@ -44,10 +45,10 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func cancelAll_beforeTheResult_neverApplies() async {
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let applied = LifetimeRecorder<Int>()
-        let proceed = LifetimeGate()
+        let proceed = Gate()
         let owner = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner, in: owner.bag) {
             await proceed.wait()  // ignores cancellation, then returns a value
@@ -64,10 +65,10 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func actorOwner_releasedDuringTheWork_isNotKeptAlive_neverApplies() async {
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let applied = LifetimeRecorder<Int>()
-        let work = LifetimeGate()
+        let work = Gate()
         var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
         await owner!.load(work: work, applied: applied, probe: DeinitSignal(taskEnded))
         owner = nil
@@ -78,13 +79,13 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func failure_reachesApply() async {
-        let deinitGate = LifetimeGate()
+        let deinitGate = Gate()
         let applied = LifetimeRecorder<Int>()
         let owner = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner, in: owner.bag) { () async throws -> Int in
-            throw LifetimeTestError(code: 3)
+            throw TestError(code: 3)
         } then: { _, result in
-            if case .failure(let error as LifetimeTestError) = result { applied.record(error.code) }
+            if case .failure(let error as TestError) = result { applied.record(error.code) }
         }
         await applied.wait(count: 1)
         #expect(applied.values == [3])

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -25,13 +26,13 @@ struct WeakOwnerStressTests {
                     teardowns.record(index)
                 }  // keeps the sink until teardown
             }
-            let deinitGate = LifetimeGate()
-            let taskEnded = LifetimeGate()
+            let deinitGate = Gate()
+            let taskEnded = Gate()
             let calls = LifetimeRecorder<Int>()
             let box = LockedState<PlainOwner?>(PlainOwner(deinitGate: deinitGate))
             // Only `box` holds the owner, and nothing but the owner holds its bag.
             Self.startLoop(owner: box.withLock { $0 }!, stream: stream, calls: calls, probe: DeinitSignal(taskEnded))
-            let stopperDone = LifetimeGate()
+            let stopperDone = Gate()
             DispatchQueue.global().async {
                 if index.isMultiple(of: 2) {
                     box.withLock { $0 = nil }  // the owner's last reference

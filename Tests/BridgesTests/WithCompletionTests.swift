@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -9,7 +10,7 @@ struct WithCompletionTests {
 
     @Test func finish_withValue_callsCompletionOnceWithValue() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
+        let workEnded = Gate()
         withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
             _ = end
             return 42
@@ -21,11 +22,11 @@ struct WithCompletionTests {
 
     @Test func finish_withError_callsCompletionOnceWithError() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
+        let workEnded = Gate()
         withCompletion({ (result: Result<Int, any Error>) in calls.record(CompletionOutcome(result)) }) {
             [end = DeinitSignal(workEnded)] in
             _ = end
-            throw LifetimeTestError(code: 7)
+            throw TestError(code: 7)
         }
         await calls.wait(count: 1)
         await workEnded.wait()
@@ -34,9 +35,9 @@ struct WithCompletionTests {
 
     @Test func cancel_whileWorkSuspended_completesAtOnceWithCancellationError_andCancelsTheTask() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
-        let workCancelled = LifetimeGate()
+        let workCancelled = Gate()
         let source = TrackedStream(Int.self)
-        let workEnded = LifetimeGate()
+        let workEnded = Gate()
         let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded), source] in
             _ = end
             // Waits for an element that never comes; ends only through cancellation.
@@ -59,7 +60,7 @@ struct WithCompletionTests {
 
     @Test func cancel_afterFinish_doesNothing() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
+        let workEnded = Gate()
         let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
             _ = end
             return 1
@@ -73,9 +74,9 @@ struct WithCompletionTests {
 
     @Test func cancel_withDoNotCall_neverCallsAndReleasesTheCompletion() async {
         let calls = LifetimeRecorder<CompletionOutcome>()
-        let finish = LifetimeGate()
-        let workEnded = LifetimeGate()
-        let capturedReleased = LifetimeGate()
+        let finish = Gate()
+        let workEnded = Gate()
+        let capturedReleased = Gate()
         let token = withCompletion(
             whenCancelled: .doNotCall,
             { [captured = DeinitSignal(capturedReleased)] result in
@@ -103,8 +104,8 @@ struct WithCompletionTests {
         }) { 3 }
         await values.wait(count: 1)
         withCompletion({ (value: Int?, error: (any Error)?) in
-            values.record("\(value.map(String.init) ?? "nil"),\(error is LifetimeTestError)")
-        }) { () async throws -> Int in throw LifetimeTestError(code: 1) }
+            values.record("\(value.map(String.init) ?? "nil"),\(error is TestError)")
+        }) { () async throws -> Int in throw TestError(code: 1) }
         await values.wait(count: 2)
         let token = withCompletion({ (value: Int?, error: (any Error)?) in
             values.record("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
@@ -122,8 +123,8 @@ struct WithCompletionTests {
         withCompletion({ (error: (any Error)?) in errors.record(error.map { "\($0)" } ?? "nil") }) { () async throws in
         }
         await errors.wait(count: 1)
-        withCompletion({ (error: (any Error)?) in errors.record("\(error is LifetimeTestError)") }) { () async throws in
-            throw LifetimeTestError(code: 2)
+        withCompletion({ (error: (any Error)?) in errors.record("\(error is TestError)") }) { () async throws in
+            throw TestError(code: 2)
         }
         await errors.wait(count: 2)
         #expect(errors.values == ["nil", "true"])

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -9,9 +10,9 @@ final class ItemsViewModel {
     var updatesOnMainActor: [Bool] = []
     let bag = CancellationBag()
     private let updates: LifetimeRecorder<[Int]>
-    private let deinitGate: LifetimeGate
+    private let deinitGate: Gate
 
-    init(updates: LifetimeRecorder<[Int]>, deinitGate: LifetimeGate) {
+    init(updates: LifetimeRecorder<[Int]>, deinitGate: Gate) {
         self.updates = updates
         self.deinitGate = deinitGate
     }
@@ -33,8 +34,8 @@ final class ItemsViewModel {
 /// A plain (non-actor) owner.
 final class PlainOwner: Sendable {
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    private let deinitGate: Gate
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
     deinit { deinitGate.open() }
 }
 
@@ -42,9 +43,9 @@ final class PlainOwner: Sendable {
 actor ActorOwner {
     private(set) var values: [Int] = []
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
+    private let deinitGate: Gate
 
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
     func listen(to stream: AsyncStream<Int>, updates: LifetimeRecorder<Int>, probe: DeinitSignal) {
         stream.forEach(weak: self, in: bag) { [probe] owner, value in
@@ -54,7 +55,7 @@ actor ActorOwner {
         }
     }
 
-    func load(work: LifetimeGate, applied: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    func load(work: Gate, applied: LifetimeRecorder<Int>, probe: DeinitSignal) {
         runTask(weak: self, in: bag) {
             await work.wait()
             return 5
@@ -73,8 +74,8 @@ actor ActorOwner {
 /// An owner that does what the issue warns about: `Task { for await x in seq { self.x = x } }`.
 final class NaiveOwner: Sendable {
     private let values = LifetimeRecorder<Int>()
-    private let deinitGate: LifetimeGate
-    init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: LifetimeGate) where S.Element == Int {
+    private let deinitGate: Gate
+    init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: Gate) where S.Element == Int {
         self.deinitGate = deinitGate
         Task { for try await value in sequence { self.values.record(value) } }
     }
