@@ -3,7 +3,7 @@ import BridgesTesting
 import TestSupport
 import Testing
 
-/// DESIGN.md scenario 2: a search field debounced by 300 ms, querying a legacy
+/// Search-as-you-type: a search field debounced by 300 ms, querying a legacy
 /// completion-handler API. Driven by `TestClock`, `ProcessingChannel` and `FakeCompletionAPI`:
 /// no real time passes, and each test takes milliseconds of wall time.
 @Suite(.timeLimit(.minutes(3))) struct SearchAsYouTypeTests {

@@ -1,7 +1,7 @@
 import Bridges
 
-/// A small debounce over any AsyncSequence, written for the search-as-you-type tests (DESIGN.md
-/// scenario 2). BridgesTesting ships no operators; this shows that time-based code written
+/// A small debounce over any AsyncSequence, written for the search-as-you-type tests
+/// (SearchAsYouTypeTests). BridgesTesting ships no operators; this shows that time-based code written
 /// against `some Clock<Duration>` is driven by `TestClock` without changes.
 ///
 /// Emits an element once `interval` has passed on `clock` without a newer one. When the

@@ -19,7 +19,7 @@ final class ItemsViewModel {
 
     /// `probe` is released when the loop's Task has ended (it lives in the handler's captures).
     func bind<S: AsyncSequence & Sendable>(to items: S, probe: DeinitSignal) where S.Element == [Int] {
-        // The shape DESIGN.md and README promise, inside a @MainActor type, without warnings.
+        // The shape README promises, inside a @MainActor type, without warnings.
         items.forEach(weak: self, in: bag) { [probe] owner, items in
             _ = probe
             owner.items = items
