@@ -5,8 +5,6 @@ import Testing
 /// The testing module against the real engine: a `CallbackStream` over a `FakeEventSource`,
 /// observed with a `Recorder`, checked for teardown, leaks and misuse.
 @Suite(.timeLimit(.minutes(3))) struct CallbackStreamRecordingTests {
-    final class Proxy: Sendable {}
-
     static func locations(
         from source: FakeEventSource<Int>, proxy: Proxy, buffering: BufferingPolicy = .unbounded
     ) -> CallbackStream<Int, any Error> {

@@ -45,7 +45,6 @@ import Testing
     }
 
     @Test func consumerCancellation_tearsTheSubscriptionDownAndReleasesItsHandlers() async throws {
-        final class Proxy: Sendable {}
         let source = FakeEventSource<Int>()
         try await withLeakTracking { tracker in
             let proxy = Proxy()
