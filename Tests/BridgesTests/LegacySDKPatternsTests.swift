@@ -93,10 +93,10 @@ struct LegacySDKPatternsTests {
     @Test func withCallback_overlappingCalls_cancellingTheFirstCancelsOnlyTheFirstRequest() async throws {
         let client = LegacyWeatherClient()
         let model = ForecastViewModel(client: client)
-        let started = LifetimeRecorder<String>()
-        let cancelled = LifetimeRecorder<String>()
-        client.onRequest = { started.record($0.city) }
-        client.onCancel = { cancelled.record($0.city) }
+        let started = Collected<String>()
+        let cancelled = Collected<String>()
+        client.onRequest = { started.append($0.city) }
+        client.onCancel = { cancelled.append($0.city) }
 
         let first = Task { try await model.forecast("Lisbon").summary }
         let second = Task { try await model.forecast("Porto").summary }
@@ -116,8 +116,8 @@ struct LegacySDKPatternsTests {
     @Test func withCallback_cancellationRunsOnTheMainActorBeforeTheCallerResumes() async throws {
         let client = LegacyWeatherClient()
         let model = ForecastViewModel(client: client)
-        let started = LifetimeRecorder<String>()
-        client.onRequest = { started.record($0.city) }
+        let started = Collected<String>()
+        client.onRequest = { started.append($0.city) }
         let call = Task { try await model.forecast("Lisbon").summary }
         await started.wait(count: 1)
         call.cancel()

@@ -164,12 +164,12 @@ struct Swift6LegacyTypesTests {
     /// on the timeout's pool thread before).
     @Test func timeout_runsTheLegacyCancellationOnTheMainActor_forAMainActorCaller() async throws {
         let clock = TestClock()
-        let ranOnMainActor = LifetimeRecorder<Bool>()
+        let ranOnMainActor = Collected<Bool>()
         let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()
         let task = Task { @MainActor in
             try await withCallback(timeout: .after(.seconds(1), on: clock)) { done in
                 _ = api.start(done)
-                Cancellation { ranOnMainActor.record(isOnMainActor()) }
+                Cancellation { ranOnMainActor.append(isOnMainActor()) }
             }
         }
         await clock.waitForSleepers(1)

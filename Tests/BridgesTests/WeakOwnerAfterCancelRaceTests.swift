@@ -76,7 +76,7 @@ struct WeakOwnerAfterCancelRaceTests {
         let log = OrderLog<Int>(iterations: Self.iterations)
         // Read right AFTER the start was stamped: a start stamped after cancel() returned must
         // then see its task cancelled (read before the stamp, it could predate the cancel).
-        let sawCancellation = LifetimeRecorder<[Int]>()
+        let sawCancellation = Collected<[Int]>()
         for index in 0..<Self.iterations {
             let loopEnded = Gate()
             let ownerReleased = Gate()
@@ -85,7 +85,7 @@ struct WeakOwnerAfterCancelRaceTests {
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { _, element in
                 log.handlerStarted(index, element)
-                if Task.isCancelled { sawCancellation.record([index, element]) }
+                if Task.isCancelled { sawCancellation.append([index, element]) }
                 _ = raceJitter(index % 3)
             }
             cancelFromAThread(token, index, log, then: cancelled)
@@ -143,7 +143,7 @@ struct WeakOwnerAfterCancelRaceTests {
     /// `cancel()` returned, it is the call already decided, and it sees its task cancelled.
     @Test func runTaskWeak_cancelFromAnotherThread_applyAfterCancelReturnedSeesCancellation_10_000_iterations() async {
         let log = OrderLog<Int>(iterations: Self.iterations)
-        let sawCancellation = LifetimeRecorder<Int>()  // read after the stamp, as above
+        let sawCancellation = Collected<Int>()  // read after the stamp, as above
         for index in 0..<Self.iterations {
             let taskEnded = Gate()
             let ownerReleased = Gate()
@@ -155,7 +155,7 @@ struct WeakOwnerAfterCancelRaceTests {
                 return raceJitter(index % 20)
             } then: { _, _ in
                 log.handlerStarted(index, 0)
-                if Task.isCancelled { sawCancellation.record(index) }
+                if Task.isCancelled { sawCancellation.append(index) }
             }
             cancelFromAThread(token, index, log, then: cancelled)
             await cancelled.wait()

@@ -8,7 +8,7 @@ struct WeakOwnerForEachTests {
     @MainActor
     @Test func viewModel_onEndlessStream_isReleased_taskEnds_sourceTornDown() async {
         let source = TrackedStream([Int].self)
-        let updates = LifetimeRecorder<[Int]>()
+        let updates = Collected<[Int]>()
         let deinitGate = Gate()
         let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
@@ -42,7 +42,7 @@ struct WeakOwnerForEachTests {
             started.open()
             return Cancellation { tornDown.open() }
         }
-        let updates = LifetimeRecorder<[Int]>()
+        let updates = Collected<[Int]>()
         let deinitGate = Gate()
         let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
@@ -64,7 +64,7 @@ struct WeakOwnerForEachTests {
 
     @Test func actorOwner_isNotKeptAliveByRunningOnItsOwnIsolation() async {
         let source = TrackedStream(Int.self)
-        let updates = LifetimeRecorder<Int>()
+        let updates = Collected<Int>()
         let deinitGate = Gate()
         let taskEnded = Gate()
         var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
@@ -82,11 +82,11 @@ struct WeakOwnerForEachTests {
         let source = TrackedStream(Int.self)
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let calls = LifetimeRecorder<Int>()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         owner = nil  // the loop is suspended in next(): only the bag can end it
         await deinitGate.wait()
@@ -99,17 +99,17 @@ struct WeakOwnerForEachTests {
         let source = TrackedStream(Int.self)
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let entered = LifetimeRecorder<Int>()
-        let finished = LifetimeRecorder<Int>()
+        let entered = Collected<Int>()
+        let finished = Collected<Int>()
         let proceed = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         weak var weakOwner: AnyObject?
         weakOwner = owner
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            entered.record(value)
+            entered.append(value)
             await proceed.wait()
-            finished.record(value)
+            finished.append(value)
         }
         source.continuation.yield(1)
         await entered.wait(count: 1)
@@ -132,11 +132,11 @@ struct WeakOwnerForEachTests {
         let source = TrackedStream(Int.self)
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let calls = LifetimeRecorder<Int>()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         source.continuation.yield(1)
         await calls.wait(count: 1)
@@ -154,11 +154,11 @@ struct WeakOwnerForEachTests {
         let source = TrackedStream(Int.self)
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let calls = LifetimeRecorder<Int>()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         source.continuation.yield(1)
         source.continuation.finish()
@@ -180,7 +180,7 @@ struct WeakOwnerForEachTests {
         continuation.onTermination = { _ in tornDown.open() }
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let events = LifetimeRecorder<String>()
+        let events = Collected<String>()
         var model: FeedViewModel? = FeedViewModel(deinitGate: deinitGate)
         weak var weakModel: FeedViewModel?
         weakModel = model
@@ -205,13 +205,13 @@ struct WeakOwnerForEachTests {
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
             let deinitGate = Gate()
             let taskEnded = Gate()
-            let events = LifetimeRecorder<String>()
+            let events = Collected<String>()
             var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
             stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
                 _ = probe
-                events.record("element \(value)")
+                events.append("element \(value)")
             } onFailure: { _, error in
-                events.record("failure \(error)")
+                events.append("failure \(error)")
             }
             continuation.yield(1)
             if ending == "finish" {
@@ -235,13 +235,13 @@ struct WeakOwnerForEachTests {
         continuation.onTermination = { _ in tornDown.open() }
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let events = LifetimeRecorder<String>()
+        let events = Collected<String>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            events.record("element \(value)")
+            events.append("element \(value)")
         } onFailure: { _, error in
-            events.record("failure \(error)")
+            events.append("failure \(error)")
         }
         continuation.yield(1)
         await events.wait(count: 1)
@@ -265,14 +265,14 @@ private final class FeedViewModel {
 
     init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
-    func bind(to feed: AsyncThrowingStream<Int, any Error>, events: LifetimeRecorder<String>, probe: DeinitSignal) {
+    func bind(to feed: AsyncThrowingStream<Int, any Error>, events: Collected<String>, probe: DeinitSignal) {
         feed.forEach(weak: self, in: bag) { [probe] owner, value in
             _ = probe
             owner.values.append(value)
-            events.record("element \(value) main:\(isOnMainActor())")
+            events.append("element \(value) main:\(isOnMainActor())")
         } onFailure: { owner, error in
             owner.failure = error as? TestError
-            events.record("failure \((error as? TestError)?.code ?? -1) main:\(isOnMainActor())")
+            events.append("failure \((error as? TestError)?.code ?? -1) main:\(isOnMainActor())")
         }
     }
 

@@ -25,17 +25,17 @@ func gatedGrace(_ gate: Gate) -> BridgeTimeout {
 struct WeakOwnerLifetimeCheckTests {
     @Test func bagNotOwnedByOwner_elementAfterOwnerDeath_isReported() async {
         let source = TrackedStream(Int.self)
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         let deinitGate = Gate()
         let taskEnded = Gate()
-        let calls = LifetimeRecorder<Int>()
+        let calls = Collected<Int>()
         let foreignBag = CancellationBag()  // a mistake: not the owner's own bag
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
             source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .after(gatedGrace(Gate()))) {
                 [probe = DeinitSignal(taskEnded)] _, value in
                 _ = probe
-                calls.record(value)
+                calls.append(value)
             }
         }
         owner = nil
@@ -52,12 +52,12 @@ struct WeakOwnerLifetimeCheckTests {
 
     @Test func sameMistake_withCheckOff_endsSilently() async {
         let source = TrackedStream(Int.self)
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         let deinitGate = Gate()
         let taskEnded = Gate()
         let foreignBag = CancellationBag()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
             source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .off) {
                 [probe = DeinitSignal(taskEnded)] _, _ in
                 _ = probe
@@ -73,11 +73,11 @@ struct WeakOwnerLifetimeCheckTests {
     @Test func sequenceIgnoringCancellation_stillRunningAfterGrace_isReported() async {
         let release = Gate()
         let grace = Gate()
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         let deinitGate = Gate()
         let taskEnded = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
             StubbornSequence(release: release).forEach(
                 weak: owner!, in: owner!.bag, lifetimeCheck: .after(gatedGrace(grace))
             ) {
@@ -96,14 +96,14 @@ struct WeakOwnerLifetimeCheckTests {
     }
 
     @Test func expectRelease_reportsAnOwnerKeptAliveByItsOwnTask_andPassesTheFix() async {
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
 
         // The leak: the naive task holds its owner for as long as the stream runs.
         let source = TrackedStream(Int.self)
         let naiveGone = Gate()
         var naive: NaiveOwner? = NaiveOwner(listeningTo: source.stream, deinitGate: naiveGone)
         let grace = Gate()
-        let check = Diagnostics.withHandler({ diagnostics.record($0) }) {
+        let check = Diagnostics.withHandler({ diagnostics.append($0) }) {
             OwnerLifetimeCheck.expectRelease(of: naive!, within: gatedGrace(grace))
         }
         naive = nil
@@ -120,7 +120,7 @@ struct WeakOwnerLifetimeCheckTests {
         var fixed: PlainOwner? = PlainOwner(deinitGate: fixedGone)
         fixedSource.stream.forEach(weak: fixed!, in: fixed!.bag) { _, _ in }
         let fixedGrace = Gate()
-        let fixedCheck = Diagnostics.withHandler({ diagnostics.record($0) }) {
+        let fixedCheck = Diagnostics.withHandler({ diagnostics.append($0) }) {
             OwnerLifetimeCheck.expectRelease(of: fixed!, within: gatedGrace(fixedGrace))
         }
         fixed = nil

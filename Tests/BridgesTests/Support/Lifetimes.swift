@@ -1,46 +1,9 @@
 import Dispatch
 import TestSupport
 
-// Gates, recorders and tracked objects for the lifetime tests (WithCompletion, Subscribe,
-// WeakOwner suites). Everything is awaited through continuations: nothing sleeps or spins.
+// Tracked objects and streams for the lifetime tests (WithCompletion, Subscribe, WeakOwner
+// suites), which wait on TestSupport's gates and collections: nothing sleeps or spins.
 @testable import Bridges
-
-/// Records values from any thread; `wait(count:)` returns once that many were recorded.
-final class LifetimeRecorder<Value: Sendable>: Sendable {
-    private struct State {
-        var values: [Value] = []
-        var waiters: [(count: Int, continuation: UnsafeContinuation<Void, Never>)] = []
-    }
-
-    private let state = LockedState<State>(State())
-
-    init() {}
-
-    func record(_ value: Value) {
-        let ready = state.withLock { state -> [UnsafeContinuation<Void, Never>] in
-            state.values.append(value)
-            let count = state.values.count
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-            state.waiters.removeAll { $0.count <= count }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    var values: [Value] { state.withLock { $0.values } }
-    var count: Int { state.withLock { $0.values.count } }
-
-    func wait(count: Int) async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.values.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-}
 
 /// An object whose deallocation opens a gate: captured by a closure (and by nothing else) to
 /// observe the closure's release, e.g. `{ [end = DeinitSignal(workEnded)] in _ = end; … }`.

@@ -9,10 +9,10 @@ final class ItemsViewModel {
     var items: [Int] = []
     var updatesOnMainActor: [Bool] = []
     let bag = CancellationBag()
-    private let updates: LifetimeRecorder<[Int]>
+    private let updates: Collected<[Int]>
     private let deinitGate: Gate
 
-    init(updates: LifetimeRecorder<[Int]>, deinitGate: Gate) {
+    init(updates: Collected<[Int]>, deinitGate: Gate) {
         self.updates = updates
         self.deinitGate = deinitGate
     }
@@ -24,7 +24,7 @@ final class ItemsViewModel {
             _ = probe
             owner.items = items
             owner.updatesOnMainActor.append(isOnMainActor())
-            owner.updates.record(items)
+            owner.updates.append(items)
         }
     }
 
@@ -47,22 +47,22 @@ actor ActorOwner {
 
     init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
-    func listen(to stream: AsyncStream<Int>, updates: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    func listen(to stream: AsyncStream<Int>, updates: Collected<Int>, probe: DeinitSignal) {
         stream.forEach(weak: self, in: bag) { [probe] owner, value in
             _ = probe
             await owner.append(value)
-            updates.record(value)
+            updates.append(value)
         }
     }
 
-    func load(work: Gate, applied: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    func load(work: Gate, applied: Collected<Int>, probe: DeinitSignal) {
         runTask(weak: self, in: bag) {
             await work.wait()
             return 5
         } then: { [probe] owner, result in
             _ = probe
             await owner.append((try? result.get()) ?? -1)
-            applied.record((try? result.get()) ?? -1)
+            applied.append((try? result.get()) ?? -1)
         }
     }
 
@@ -73,11 +73,11 @@ actor ActorOwner {
 
 /// An owner that does what the issue warns about: `Task { for await x in seq { self.x = x } }`.
 final class NaiveOwner: Sendable {
-    private let values = LifetimeRecorder<Int>()
+    private let values = Collected<Int>()
     private let deinitGate: Gate
     init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: Gate) where S.Element == Int {
         self.deinitGate = deinitGate
-        Task { for try await value in sequence { self.values.record(value) } }
+        Task { for try await value in sequence { self.values.append(value) } }
     }
     deinit { deinitGate.open() }
 }
