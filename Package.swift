@@ -94,15 +94,18 @@ let package = Package(
         ),
         .testTarget(
             name: "BridgesTests",
-            dependencies: ["Bridges", "BridgesTesting", "ExampleSupport", "LegacySDK"],
+            dependencies: ["Bridges", "BridgesTesting", "ExampleSupport", "LegacySDK", "TestSupport"],
             swiftSettings: availability
         ),
         // A Swift 5 legacy SDK (nothing Sendable) for the tests of the documented Swift 6 patterns;
         // .ci/check-snippets.py builds the docs' snippets against the same file.
         .target(name: "LegacySDK", path: "Tests/LegacySDK", swiftSettings: [.swiftLanguageMode(.v5)]),
+        // The test suites' shared helpers (errors, gates, counters, collections), each defined
+        // once, on Bridges' own `LockedState` (package API).
+        .target(name: "TestSupport", dependencies: ["Bridges"], path: "Tests/TestSupport", swiftSettings: availability),
         .testTarget(
             name: "BridgesCombineTests",
-            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting"],
+            dependencies: ["Bridges", "BridgesCombine", "BridgesTesting", "TestSupport"],
             swiftSettings: availability
         ),
 
@@ -126,7 +129,8 @@ let package = Package(
             swiftSettings: availability
         ),
         .testTarget(
-            name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting"], swiftSettings: availability),
+            name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting", "TestSupport"],
+            swiftSettings: availability),
 
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.
         .target(name: "ExampleSupport", path: "Examples/Support", swiftSettings: availability),

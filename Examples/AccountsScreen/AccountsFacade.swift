@@ -22,7 +22,7 @@ public protocol AccountsBackend: Sendable {
 }
 
 #if canImport(Combine) || OpenCombine
-/// The facade the screens use (DESIGN.md, scenario 1): state as a publisher, commands as async
+/// The facade the screens use: state as a publisher, commands as async
 /// functions. It answers what `load(completion:)` left open: results arrive through `accounts`
 /// (any thread, any number of times), a command either finishes or throws, and may be cancelled.
 public protocol AccountsFacade: Sendable {

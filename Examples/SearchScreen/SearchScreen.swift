@@ -3,7 +3,7 @@ import Foundation
 public let firstCatalog = [Movie(1, "Alien"), Movie(2, "Brazil"), Movie(3, "Casablanca")]
 public let secondCatalog = [Movie(4, "Apollo 12"), Movie(1, "Alien")]
 
-/// What the view showed after each step of the scenario (DESIGN.md, scenario 2).
+/// What the view showed after each step of the search-as-you-type scenario (this example's README).
 public struct SearchTranscript: Sendable, Equatable {
     public var afterFirstCatalog: [[Movie]] = []
     public var afterTypingBeforeDebounce: [[Movie]] = []

@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -12,8 +13,6 @@ import OpenCombine
 #if canImport(Combine) || OpenCombine
 
 @Suite(.timeLimit(.minutes(3))) struct AsyncFutureTests {
-    struct Boom: Error, Equatable {}
-
     @Test func deliversTheValue_thenFinishes() async {
         let future = AsyncFuture<Int, Never> { 42 }
         let subscriber = RecordingSubscriber<Int, Never>(initialDemand: .max(1))

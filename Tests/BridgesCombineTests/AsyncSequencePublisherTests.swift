@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -212,7 +213,7 @@ import OpenCombine
         #expect(subscriber.inputs == [0, 1, 2])
         #expect(subscriber.completions.count == 1)
         if case .failure(let error) = subscriber.completions.first {
-            #expect(error is ProbeSequence.ProbeError)
+            #expect(error is Boom)
         } else {
             Issue.record("expected a failure, got \(subscriber.completions)")
         }

@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -11,7 +12,7 @@ import OpenCombine
 
 #if canImport(Combine) || OpenCombine
 
-/// DESIGN.md scenario 5: a LoginViewModel's `combineLatest` pipeline, consumed with `sink` and
+/// A LoginViewModel's `combineLatest` pipeline, consumed with `sink` and
 /// migrated to `for await` over `stream(buffering: .unbounded)`, gives the same outputs.
 /// (On Linux `combineLatest3` is built from OpenCombine's operators: see Support/CombineLatest.swift.)
 @Suite(.timeLimit(.minutes(3))) struct CombineLatestMigrationTests {

@@ -1,6 +1,7 @@
 import Bridges
 import BridgesCombine
 import BridgesTesting
+import TestSupport
 import Testing
 
 #if canImport(Combine)

@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -13,8 +14,6 @@ import OpenCombine
 #if canImport(Combine) || OpenCombine
 
 @Suite(.timeLimit(.minutes(3))) struct FirstValueTests {
-    struct Boom: Error, Equatable {}
-
     @Test func firstValue_requestsOne_thenCancels() async throws {
         let publisher = DemandRecordingPublisher<Int, Never>()
         let producer = Task { await publisher.send(7) }

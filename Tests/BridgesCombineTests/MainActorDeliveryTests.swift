@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 import Testing
 
 @testable import BridgesCombine

@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import BridgesCombine

@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -13,8 +14,6 @@ import OpenCombine
 #if canImport(Combine) || OpenCombine
 
 @Suite(.timeLimit(.minutes(3))) struct PublisherStreamTests {
-    struct Boom: Error, Equatable {}
-
     // MARK: - Demand per policy
 
     @Test func rendezvous_requestsOneElementPerNext() async {

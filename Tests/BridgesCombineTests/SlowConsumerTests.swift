@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import BridgesCombine
@@ -12,8 +13,8 @@ import OpenCombine
 
 #if canImport(Combine) || OpenCombine
 
-/// DESIGN.md scenarios 1 and 3: a fast `PassthroughSubject` and a consumer that awaits between
-/// elements. Every assertion holds whatever the scheduling.
+/// A fast `PassthroughSubject` and a consumer that awaits between elements (a presenter that
+/// updates its view per element, or two consumers of one subject). Every assertion holds whatever the scheduling.
 @Suite(.timeLimit(.minutes(3))) struct SlowConsumerTests {
     /// Any bridge's iterator behind one non-generic type, so the consumer task captures no
     /// generic metatype. OpenCombine's `AsyncPublisher` is not Sendable: the iterator is made

@@ -1,6 +1,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import BridgesCombine

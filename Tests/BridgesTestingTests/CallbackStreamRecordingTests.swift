@@ -1,12 +1,10 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// The testing module against the real engine: a `CallbackStream` over a `FakeEventSource`,
 /// observed with a `Recorder`, checked for teardown, leaks and misuse.
 @Suite(.timeLimit(.minutes(3))) struct CallbackStreamRecordingTests {
-    struct Failure: Error, Equatable {}
-    final class Proxy: Sendable {}
-
     static func locations(
         from source: FakeEventSource<Int>, proxy: Proxy, buffering: BufferingPolicy = .unbounded
     ) -> CallbackStream<Int, any Error> {
@@ -50,9 +48,9 @@ import Testing
         let recorder = Self.locations(from: source, proxy: Proxy()).record()
         let subscription = try await source.nextSubscription()
         source.yield(7)
-        source.finish(throwing: Failure())
+        source.finish(throwing: Boom())
         #expect(try await recorder.next() == 7)
-        await recorder.expectFailure(Failure())
+        await recorder.expectFailure(Boom())
         await subscription.waitForTeardown()
         #expect(source.teardownCount == 1)
     }

@@ -1,9 +1,8 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct FakeCompletionAPITests {
-    struct Failure: Error, Equatable {}
-
     /// Something the code under test captures in its completion handler, to check that the
     /// fake releases the handler once it is finished with it.
     final class Resource: Sendable {}
@@ -36,13 +35,13 @@ import Testing
         let api = FakeCompletionAPI<Void, Int>()
         let task = Task { try await withCallback { done in api.call(completion: done) } }
         _ = try await api.nextInvocation()
-        api.fail(Failure())
-        await #expect(throws: Failure.self) { try await task.value }
+        api.fail(Boom())
+        await #expect(throws: Boom.self) { try await task.value }
     }
 
     @Test func callTwice_isIgnoredByTheBridgeAndReportedAtItsCallSite() async throws {
         let api = FakeCompletionAPI<Void, Int>()
-        let diagnostics = Log<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         let bridgeLine: UInt = #line + 3
         let task = Task {
             try await Diagnostics.withHandler({ diagnostics.append($0) }) {
@@ -59,7 +58,7 @@ import Testing
 
     @Test func drop_releasesTheHandlerSoTheBridgeThrowsInsteadOfHanging() async throws {
         let api = FakeCompletionAPI<Void, Int>()
-        let diagnostics = Log<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         let task = Task {
             try await Diagnostics.withHandler({ diagnostics.append($0) }) {
                 try await withCallback { done in api.call(completion: done) }
@@ -73,7 +72,7 @@ import Testing
 
     @Test func cancellingTheTask_reachesTheLegacyCall() async throws {
         let api = FakeCompletionAPI<Void, Int>()
-        let late = Log<Int>()
+        let late = Collected<Int>()
         let task = Task {
             try await withCallback(onLateResult: { late.append(try! $0.get()) }) { done in
                 api.call(completion: done)

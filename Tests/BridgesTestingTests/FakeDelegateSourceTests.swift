@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// The delegate proxy a user writes for a delegate-based manager.
@@ -8,8 +9,6 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
 }
 
 @Suite(.timeLimit(.minutes(3))) struct FakeDelegateSourceTests {
-    struct Failure: Error, Equatable {}
-
     /// The `@MainActor` view model's shape: a manager that is not `Sendable`, captured by the
     /// builder and the teardown, which run on the main actor; the stream keeps the weakly held
     /// proxy alive until the teardown has run. A loop left by `break` enqueues the main-actor
@@ -54,7 +53,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
         await withLeakTracking { tracker in
             let manager = FakeDelegateSource<Readings>()
             tracker.track(manager)
-            manager.whenStarted = { $0.finish(throwing: Failure()) }
+            manager.whenStarted = { $0.finish(throwing: Boom()) }
             let readings = CallbackStream<Int, any Error>(buffering: .unbounded) { sink in
                 let proxy = Readings(sink)
                 tracker.track(proxy)
@@ -65,7 +64,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
                     manager.delegate = nil
                 }
             }
-            await #expect(throws: Failure.self) {
+            await #expect(throws: Boom.self) {
                 for try await _ in readings {}
             }
             #expect(manager.calls == [.delegateSet, .start, .stop, .delegateCleared])

@@ -1,9 +1,8 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct FakeEventSourceTests {
-    struct Failure: Error, Equatable {}
-
     /// A hand-written bridge from the source to an AsyncThrowingStream (what CallbackStream
     /// does for real): subscribes when built, tears down when the stream terminates.
     static func stream(_ source: FakeEventSource<Int>) -> AsyncThrowingStream<Int, any Error> {
@@ -39,14 +38,13 @@ import Testing
         let recorder = Self.stream(source).record()
         let subscription = try await source.nextSubscription()
         source.yield(1)
-        source.finish(throwing: Failure())
+        source.finish(throwing: Boom())
         #expect(try await recorder.next() == 1)
-        await recorder.expectFailure(Failure())
+        await recorder.expectFailure(Boom())
         await subscription.waitForTeardown()
     }
 
     @Test func consumerCancellation_tearsTheSubscriptionDownAndReleasesItsHandlers() async throws {
-        final class Proxy: Sendable {}
         let source = FakeEventSource<Int>()
         try await withLeakTracking { tracker in
             let proxy = Proxy()

@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct LeakTrackerTests {
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func anObjectThatOutlivesTheScope_failsNamingIt() async {
-        let keeper = Log<ViewModel>()
+        let keeper = Collected<ViewModel>()
         await withKnownIssue {
             await withLeakTracking { tracker in
                 let model = ViewModel()
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func eachLeakedObject_isNamed() async {
-        let keeper = Log<AnyObject & Sendable>()
+        let keeper = Collected<AnyObject & Sendable>()
         let tracker = LeakTracker()
         let a = ViewModel()
         let b = ViewModel()

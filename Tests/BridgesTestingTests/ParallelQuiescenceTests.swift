@@ -1,38 +1,17 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 /// Quiescence scoped to one test: these suites run in parallel (Swift Testing's default), each
 /// test with its own `withSerialTasks` scope, its own TestClock and its own presenter.
 @Suite(.timeLimit(.minutes(3))) struct ParallelQuiescenceTests {
-    /// Debounces the search text by 300 ms and queries the legacy API for each settled query.
-    final class SearchPresenter: Sendable {
-        let searchText = ProcessingChannel<String>()
-        let results = Log<[String]>()
-        private let api: FakeCompletionAPI<String, [String]>
-        private let clock: TestClock
-
-        init(api: FakeCompletionAPI<String, [String]>, clock: TestClock) {
-            self.api = api
-            self.clock = clock
-        }
-
-        func start() -> Task<Void, any Error> {
-            let queries = debounce(searchText, for: .milliseconds(300), clock: clock)
-            return Task { [api, results] in
-                for await query in queries {
-                    let found = try await withCallback { done in api.call(query, completion: done) }
-                    results.append(found)
-                }
-            }
-        }
-    }
-
     /// 50 of these run at once. Each is exact: nothing fires at 299 ms, exactly one query (its
     /// own, never another test's) at 300 ms, its result delivered after `runUntilIdle()`, and
     /// nothing left behind. With one process-wide serial queue they stalled each other; with a
     /// scope per test they run side by side.
+    @available(BridgesTypedSequence, *)
     @Test(arguments: 0..<50)
     func debouncedSearch_inParallel_isExactPerTest(index: Int) async throws {
         let api = FakeCompletionAPI<String, [String]>()
@@ -75,7 +54,7 @@ import Testing
     @Test func scopes_doNotWaitForEachOther() async {
         let release = DispatchSemaphore(value: 0)
         let (blocked, blocking) = AsyncStream<Void>.makeStream()
-        let log = Log<String>()
+        let log = Collected<String>()
         async let first: Void = withSerialTasks {
             let task = Task {
                 blocking.yield()
@@ -98,7 +77,7 @@ import Testing
 
     /// Tasks that tests outside any scope start are never serialised or waited for.
     @Test func tasksOutsideAnyScope_runUntouched() async {
-        let log = Log<Int>()
+        let log = Collected<Int>()
         let outside = Task.detached { log.append(1) }
         await withSerialTasks {
             await runUntilIdle()

@@ -1,10 +1,11 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct ProcessingChannelTests {
     @Test func send_returnsOnceTheConsumerHasProcessedTheElement() async throws {
         let channel = ProcessingChannel<Int>()
-        let processed = Log<Int>()
+        let processed = Collected<Int>()
         let consumer = Task {
             for await value in channel { processed.append(value) }
         }
@@ -19,7 +20,7 @@ import Testing
 
     @Test func send_whenTheConsumerBreaksOut_returns() async throws {
         let channel = ProcessingChannel<Int>()
-        let processed = Log<Int>()
+        let processed = Collected<Int>()
         let consumer = Task {
             for await value in channel {
                 processed.append(value)
@@ -40,7 +41,7 @@ import Testing
 
     @Test func finish_letsTheConsumerDrainThenEnds() async throws {
         let channel = ProcessingChannel<Int>()
-        let processed = Log<Int>()
+        let processed = Collected<Int>()
         await withSerialTasks {
             let senders = (1...3).map { value in Task { try await channel.send(value) } }
             await runUntilIdle()  // all three are waiting, in order
@@ -53,7 +54,7 @@ import Testing
 
     @Test func send_afterFinish_dropsTheElementAndReportsIt() async throws {
         let channel = ProcessingChannel<Int>()
-        let diagnostics = Log<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
         channel.finish()
         try await Diagnostics.withHandler({ diagnostics.append($0) }) {
             try await channel.send(1)
@@ -75,7 +76,7 @@ import Testing
 
     @Test func twoConsumers_shareTheElementsInOrder() async throws {
         let channel = ProcessingChannel<Int>()
-        let processed = Log<Int>()
+        let processed = Collected<Int>()
         let consumers = (0..<2).map { _ in Task { for await value in channel { processed.append(value) } } }
         for value in 0..<50 { try await channel.send(value) }
         #expect(processed.values.sorted() == Array(0..<50))
@@ -112,7 +113,7 @@ import Testing
         await withLeakTracking { tracker in
             let channel = ProcessingChannel<Int>()
             tracker.track(channel, as: "the channel")
-            let processed = Log<Int>()
+            let processed = Collected<Int>()
             await withSerialTasks {
                 let cancelled = Task { () -> Int? in
                     var iterator = channel.makeAsyncIterator()

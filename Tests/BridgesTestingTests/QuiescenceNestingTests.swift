@@ -1,10 +1,11 @@
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct QuiescenceNestingTests {
     @Test func nestedScopes_keepTheOuterScopeTracking() async {
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             await withSerialTasks {
                 Task { log.append("inner") }

@@ -1,10 +1,11 @@
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct QuiescenceOnTheMainActorTests {
     @MainActor @Test func runUntilIdle_fromTheMainActor_waitsForNonisolatedTasks() async {
-        let log = Log<Int>()
+        let log = Collected<Int>()
         await withSerialTasks {
             Task.detached {
                 log.append(1)

@@ -1,10 +1,11 @@
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct QuiescenceTests {
     @Test func runUntilIdle_whenTasksChain_waitsForAll() async {
-        let log = Log<Int>()
+        let log = Collected<Int>()
         await withSerialTasks {
             Task {
                 log.append(1)
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func runUntilIdle_whenResumedFromADispatchQueue_runsTheResumedTask() async {
-        let log = Log<String>()
+        let log = Collected<String>()
         let gate = DispatchSemaphore(value: 0)
         await withSerialTasks {
             let task = Task {

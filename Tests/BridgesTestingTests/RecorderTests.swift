@@ -1,9 +1,8 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct RecorderTests {
-    struct Failure: Error, Equatable {}
-
     @Test func next_takesElementsInOrder_andExpectFinishedSeesTheEnd() async throws {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let recorder = stream.record()
@@ -24,17 +23,17 @@ import Testing
         let (stream, continuation) = AsyncThrowingStream<Int, any Error>.makeStream()
         let recorder = stream.record()
         continuation.yield(1)
-        continuation.finish(throwing: Failure())
+        continuation.finish(throwing: Boom())
         #expect(try await recorder.next() == 1)
-        await recorder.expectFailure(Failure())
-        #expect(recorder.failure is Failure)
+        await recorder.expectFailure(Boom())
+        #expect(recorder.failure is Boom)
     }
 
     @Test func next_whenTheSequenceFailed_throwsItsError() async {
         let (stream, continuation) = AsyncThrowingStream<Int, any Error>.makeStream()
         let recorder = stream.record()
-        continuation.finish(throwing: Failure())
-        await #expect(throws: Failure.self) { try await recorder.next() }
+        continuation.finish(throwing: Boom())
+        await #expect(throws: Boom.self) { try await recorder.next() }
     }
 
     @Test func next_whenTheSequenceFinished_failsAndThrows() async {
@@ -87,7 +86,7 @@ import Testing
     @Test func expectFinished_whenTheSequenceFailed_fails() async {
         let (stream, continuation) = AsyncThrowingStream<Int, any Error>.makeStream()
         let recorder = stream.record()
-        continuation.finish(throwing: Failure())
+        continuation.finish(throwing: Boom())
         await withKnownIssue {
             await recorder.expectFinished()
         }

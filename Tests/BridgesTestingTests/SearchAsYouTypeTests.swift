@@ -1,35 +1,12 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
-/// DESIGN.md scenario 2: a search field debounced by 300 ms, querying a legacy
+/// Search-as-you-type: a search field debounced by 300 ms, querying a legacy
 /// completion-handler API. Driven by `TestClock`, `ProcessingChannel` and `FakeCompletionAPI`:
 /// no real time passes, and each test takes milliseconds of wall time.
 @Suite(.timeLimit(.minutes(3))) struct SearchAsYouTypeTests {
-    /// The presenter under test: debounces the text and queries the legacy API for each query.
-    @available(BridgesTypedSequence, *)
-    final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {
-        let searchText = ProcessingChannel<String>()
-        let results = Log<[String]>()
-        private let api: FakeCompletionAPI<String, [String]>
-        private let clock: C
-
-        init(api: FakeCompletionAPI<String, [String]>, clock: C) {
-            self.api = api
-            self.clock = clock
-        }
-
-        func start() -> Task<Void, any Error> {
-            let queries = searchText.debounce(for: .milliseconds(300), clock: clock)  // Bridges' debounce
-            return Task { [api, results] in
-                for await query in queries {
-                    let found = try await withCallback { done in api.call(query, completion: done) }
-                    results.append(found)
-                }
-            }
-        }
-    }
-
     /// The test as it was written before: it waits 330 ms of real time for a 300 ms debounce
     /// (slow, and flaky on a loaded machine). Kept, never run, as the "before" of MIGRATION.md.
     @available(BridgesTypedSequence, *)

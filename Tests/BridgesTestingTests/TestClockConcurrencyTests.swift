@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// TestClock advanced from several tasks at once, cancelled advancers, and FIFO for equal deadlines.
@@ -15,7 +16,7 @@ import Testing
     func advance_fromTwoTasksAtOnce_takesTurns() async {
         for _ in 0..<100 {
             let clock = TestClock()
-            let log = Log<Int>()
+            let log = Collected<Int>()
             let sleepers = (1...10).map { second in
                 Task {
                     try await clock.sleep(until: TestClock.Instant(offset: .seconds(second)))
@@ -37,7 +38,7 @@ import Testing
     /// in order, and `run()` holds the turn for its whole run.
     @Test func advanceAndRun_concurrently_wakeEverySleeperInOrder() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             for second in [3, 1, 2, 5, 4] {
                 Task {
@@ -62,9 +63,9 @@ import Testing
     /// clock works on: the next advance wakes them in order, each at its own `now`.
     @Test func advance_whenCancelledMidway_stopsAtTheLastWakeUpAndStaysConsistent() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
-            let advancerBox = Log<Task<Void, Never>>()
+            let advancerBox = Collected<Task<Void, Never>>()
             for second in 1...5 {
                 Task {
                     try await clock.sleep(for: .seconds(second))
@@ -90,7 +91,7 @@ import Testing
     /// the turn to the next one.
     @Test func advance_whenCancelledWhileWaitingForItsTurn_doesNothing() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             Task {
                 try await clock.sleep(for: .seconds(1))
@@ -116,7 +117,7 @@ import Testing
     @Test func advance_cancelledAtRandomPoints_leavesTheClockConsistent() async {
         for iteration in 0..<200 {
             let clock = TestClock()
-            let log = Log<Int>()
+            let log = Collected<Int>()
             let sleepers = (1...8).map { second in
                 Task {
                     try await clock.sleep(until: TestClock.Instant(offset: .seconds(second)))
@@ -143,7 +144,7 @@ import Testing
     /// order; sleepers at other deadlines interleaved between them keep deadline order.
     @Test func advance_whenManyDeadlinesAreEqual_wakesFirstInFirstOut() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             for index in 0..<50 {
                 let deadline: Duration = index % 5 == 4 ? .seconds(2) : .seconds(1)

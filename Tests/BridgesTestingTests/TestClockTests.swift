@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct TestClockTests {
@@ -6,7 +7,7 @@ import Testing
 
     @Test func advance_whenDeadlinesAreEqual_wakesInSchedulingOrder() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             for name in ["a", "b", "c", "d"] {
                 Task {
@@ -23,7 +24,7 @@ import Testing
 
     @Test func advance_whenDeadlinesDiffer_wakesInDeadlineOrderWithNowAtEachDeadline() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             for (name, ms) in [("late", 300), ("early", 100), ("middle", 200)] {
                 Task {
@@ -44,7 +45,7 @@ import Testing
     @Test(arguments: [[4000], [1000, 1000, 1000, 1000], Array(repeating: 250, count: 16)])
     func advance_inStepsOrAtOnce_firesTheSameWayWithItsOwnNow(steps: [Int]) async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             let timers = [("1s", 1000, 4), ("1.5s", 1500, 2)].map { name, interval, count in
                 Task {
@@ -78,7 +79,7 @@ import Testing
 
     @Test func advance_withoutSerialTasks_wakesAfterHandshake() async throws {
         let clock = TestClock()
-        let log = Log<Int>()
+        let log = Collected<Int>()
         let sleeper = Task {
             try await clock.sleep(for: .seconds(1))
             log.append(1)
@@ -123,7 +124,7 @@ import Testing
 
     @Test func run_advancesUntilNoSleeperIsLeft() async {
         let clock = TestClock()
-        let log = Log<String>()
+        let log = Collected<String>()
         await withSerialTasks {
             Task {
                 try await clock.sleep(for: .seconds(5))

@@ -1,6 +1,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 /// What a test is told when its scope meets work that quiescence cannot see: a failure that
@@ -8,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct UncoveredWorkTests {
     /// A tracked task polls for a flag that a Dispatch queue would set: it never settles.
     @Test func runUntilIdle_whenATaskPollsForUntrackedWork_failsWithADiagnostic() async {
-        let done = Log<Bool>()
+        let done = Collected<Bool>()
         await withSerialTasks {
             let poller = Task {
                 while done.values.isEmpty { await Task.yield() }
@@ -31,8 +32,8 @@ import Testing
     /// serialising, so the second task runs, the first is unblocked, and the test ends.
     @Test func runUntilIdle_whenATrackedJobBlocksOnAnother_failsAndReleasesTheScope() async {
         let semaphore = DispatchSemaphore(value: 0)
-        let log = Log<String>()
-        let reported = Log<String>()
+        let log = Collected<String>()
+        let reported = Collected<String>()
         // The whole scope is inside `withKnownIssue`: on a loaded machine `runUntilIdle` may give
         // up before the watchdog fires, and then the watchdog's report comes at the scope's end.
         await withKnownIssue {

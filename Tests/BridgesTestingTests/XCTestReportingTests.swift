@@ -1,3 +1,4 @@
+import Bridges
 import BridgesTesting
 import XCTest
 
@@ -17,8 +18,7 @@ final class XCTestReportingTests: XCTestCase {
         }
     }
 
-    private var recorded: [Recorded] = []
-    private let lock = NSLock()
+    private let recorded = LockedState<[Recorded]>([])
 
     /// Whether a failure at `filePath` with `description` is BridgesTesting's report about this file.
     private static func isOurs(_ description: String, _ filePath: String) -> Bool {
@@ -32,9 +32,8 @@ final class XCTestReportingTests: XCTestCase {
         let filePath = location?.fileURL.path ?? ""
         guard Self.isOurs(issue.compactDescription, filePath) else { return super.record(issue) }
         let file = filePath.hasSuffix("/\(#fileID)") ? #fileID : filePath
-        lock.withLock {
-            recorded.append(
-                Recorded(description: issue.compactDescription, file: file, line: location?.lineNumber ?? 0))
+        recorded.withLock {
+            $0.append(Recorded(description: issue.compactDescription, file: file, line: location?.lineNumber ?? 0))
         }
     }
     #else
@@ -46,12 +45,12 @@ final class XCTestReportingTests: XCTestCase {
             return super.recordFailure(
                 withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
         }
-        lock.withLock { recorded.append(Recorded(description: description, file: filePath, line: lineNumber)) }
+        recorded.withLock { $0.append(Recorded(description: description, file: filePath, line: lineNumber)) }
     }
     #endif
 
     private func recordedFailures() -> [Recorded] {
-        lock.withLock { recorded }
+        recorded.withLock { $0 }
     }
 
     func testBridgeMisuse_isRecordedOnTheRunningTestCaseAtTheBridgesCallSite() async throws {

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 // `cancel()` is final: once it has returned, no handler call starts. These tests record ORDER,
@@ -19,8 +20,8 @@ struct AfterCancelRaceTests {
     @Test func subscribe_cancelFromAnotherThread_noElementStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<Int>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let cancelled = Gate()
             let token = EndlessCounter(released: loopEnded).subscribe(
                 onElement: { element in
                     log.handlerStarted(index, element)
@@ -42,10 +43,10 @@ struct AfterCancelRaceTests {
 
     /// Cancelling from inside `onElement` does not deadlock, and no further element is delivered.
     @Test func subscribe_cancelFromInsideOnElement_returns_andNothingMoreIsDelivered() async {
-        let loopEnded = LifetimeGate()
+        let loopEnded = Gate()
         let log = OrderLog<Int>(iterations: 1)
-        let tokenBox = LifetimeRecorder<Cancellation>()
-        let cancelledOnce = LifetimeGate()
+        let tokenBox = Collected<Cancellation>()
+        let cancelledOnce = Gate()
         let token = EndlessCounter(released: loopEnded).subscribe(onElement: { element in
             log.handlerStarted(0, element)
             // Cancel once, as soon as the token is there (subscribe may not have returned yet).
@@ -55,7 +56,7 @@ struct AfterCancelRaceTests {
                 log.cancelReturned(0)
             }
         })
-        tokenBox.record(token)
+        tokenBox.append(token)
         await loopEnded.wait()
         #expect(cancelledOnce.isOpen)
         #expect(
@@ -70,10 +71,10 @@ struct AfterCancelRaceTests {
     /// `cancel()` has returned the handler must not start, not even with `.success`.
     @Test func withCompletion_doNotCall_noCallStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<CompletionOutcome>(iterations: Self.iterations)
-        let workEnded = LifetimeRecorder<Int>()
-        let cancelsDone = LifetimeRecorder<Int>()
+        let workEnded = Collected<Int>()
+        let cancelsDone = Collected<Int>()
         for index in 0..<Self.iterations {
-            let tokenReady = LifetimeRecorder<Cancellation>()
+            let tokenReady = Collected<Cancellation>()
             let token = withCompletion(
                 whenCancelled: .doNotCall,
                 { result in
@@ -81,17 +82,17 @@ struct AfterCancelRaceTests {
                     _ = raceJitter(index % 7)
                 }
             ) {
-                defer { workEnded.record(index) }
+                defer { workEnded.append(index) }
                 await tokenReady.wait(count: 1)
                 let token = tokenReady.values[0]
                 DispatchQueue.global().async {
                     token.cancel()
                     log.cancelReturned(index)
-                    cancelsDone.record(index)
+                    cancelsDone.append(index)
                 }
                 return index + raceJitter(index % 50) * 0
             }
-            tokenReady.record(token)
+            tokenReady.append(token)
         }
         await workEnded.wait(count: Self.iterations)
         await cancelsDone.wait(count: Self.iterations)
@@ -106,16 +107,16 @@ struct AfterCancelRaceTests {
     /// with the work's value; and every iteration ends with exactly one call.
     @Test func withCompletion_onQueue_onlyCancellationErrorAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<CompletionOutcome>(iterations: Self.iterations)
-        let calls = LifetimeRecorder<Int>()
-        let cancelsDone = LifetimeRecorder<Int>()
+        let calls = Collected<Int>()
+        let cancelsDone = Collected<Int>()
         let queue = DispatchQueue(label: "AfterCancelRaceTests.delivery")
         for index in 0..<Self.iterations {
-            let tokenReady = LifetimeRecorder<Cancellation>()
+            let tokenReady = Collected<Cancellation>()
             let token = withCompletion(
                 on: .queue(queue),
                 { result in
                     log.handlerStarted(index, CompletionOutcome(result))
-                    calls.record(index)
+                    calls.append(index)
                 }
             ) {
                 await tokenReady.wait(count: 1)
@@ -123,11 +124,11 @@ struct AfterCancelRaceTests {
                 DispatchQueue.global().async {
                     token.cancel()
                     log.cancelReturned(index)
-                    cancelsDone.record(index)
+                    cancelsDone.append(index)
                 }
                 return index + raceJitter(index % 50) * 0
             }
-            tokenReady.record(token)
+            tokenReady.append(token)
         }
         await cancelsDone.wait(count: Self.iterations)
         await calls.wait(count: Self.iterations)

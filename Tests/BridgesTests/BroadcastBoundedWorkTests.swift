@@ -1,6 +1,7 @@
 import Bridges
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// No caller of a broadcast does other parties' delivery work: a new subscriber receives its
@@ -188,8 +189,7 @@ extension BroadcastBoundedWorkTests {
 
     /// Sends 0, 1, 2, … to a broadcast from a thread of its own, as fast as it can, until stopped.
     final class TightLoopSender: Sendable {
-        private let lock = NSLockish()
-        nonisolated(unsafe) private var stopRequested = false  // guarded by `lock`
+        private let stopRequested = LockedState(false)
         nonisolated(unsafe) private var sent = 0  // written by the thread before it signals `exited`
         // Written by the thread before its first send; read by handlers that a send calls (after it).
         nonisolated(unsafe) private var threadID: pthread_t?
@@ -203,13 +203,13 @@ extension BroadcastBoundedWorkTests {
 
         init(_ events: Broadcast<Int>) {
             // Handed over through a box so that the thread releases the broadcast before it signals.
-            let handedOver = LockedBox<Broadcast<Int>?>(events)
+            let handedOver = LockedValue<Broadcast<Int>?>(events)
             let thread = Thread { [self] in
                 threadID = pthread_self()
                 var next = 0
                 do {
                     let events = handedOver.take()!
-                    while !lock.withLock({ stopRequested }) {
+                    while !stopRequested.withLock({ $0 }) {
                         for _ in 0..<64 {
                             events.yield(next)
                             next += 1
@@ -225,7 +225,7 @@ extension BroadcastBoundedWorkTests {
         /// Stops the thread, waits until it has returned from its last send, and returns how many
         /// elements it sent.
         func stop() -> Int {
-            lock.withLock { stopRequested = true }
+            stopRequested.withLock { $0 = true }
             let returned = exited.wait(timeout: .now() + .seconds(60)) == .success
             #expect(returned, "the sender's send never returned")
             return sent
@@ -236,31 +236,33 @@ extension BroadcastBoundedWorkTests {
     /// any reason). The sender sends consecutive integers, so the elements sent to a subscriber (its
     /// replay, then everything sent while it was subscribed) are a contiguous range.
     final class SubscriberLedger: Sendable {
-        private let lock = NSLockish()
-        nonisolated(unsafe) private var delivered: [Int] = []  // guarded by `lock`
-        /// Count, smallest, largest, sum and sum of squares of every element accounted for: a
-        /// contiguous range, each element once, without keeping them all.
-        nonisolated(unsafe) private var count = 0  // guarded by `lock`
-        nonisolated(unsafe) private var low = Int.max, high = Int.min  // guarded by `lock`
-        nonisolated(unsafe) private var sum = 0, squares = 0  // guarded by `lock`
+        private struct State {
+            var delivered: [Int] = []
+            /// Count, smallest, largest, sum and sum of squares of every element accounted for: a
+            /// contiguous range, each element once, without keeping them all.
+            var count = 0
+            var low = Int.max, high = Int.min
+            var sum = 0, squares = 0
+
+            mutating func add(_ element: Int) {
+                count += 1
+                low = min(low, element)
+                high = max(high, element)
+                sum &+= element
+                squares &+= element &* element
+            }
+        }
+        private let state = LockedState(State())
 
         func deliver(_ element: Int) {
-            lock.withLock {
-                delivered.append(element)
-                add(element)
+            state.withLock {
+                $0.delivered.append(element)
+                $0.add(element)
             }
         }
 
         func record(_ element: Int, _ reason: UndeliveredReason) {
-            lock.withLock { add(element) }
-        }
-
-        private func add(_ element: Int) {
-            count += 1
-            low = min(low, element)
-            high = max(high, element)
-            sum &+= element
-            squares &+= element &* element
+            state.withLock { $0.add(element) }
         }
 
         struct Summary: CustomStringConvertible {
@@ -275,48 +277,51 @@ extension BroadcastBoundedWorkTests {
         }
 
         func summary() -> Summary {
-            lock.withLock {
-                let inOrder = zip(delivered, delivered.dropFirst()).allSatisfy { $0 < $1 }
-                guard count > 0 else {
-                    return Summary(delivered: 0, inOrder: true, contiguous: true, total: 0, range: nil)
-                }
-                // The sums of a range low...high, each element once.
-                var expectedSum = 0
-                var expectedSquares = 0
-                for element in low...high {
-                    expectedSum &+= element
-                    expectedSquares &+= element &* element
-                }
-                let contiguous = high - low + 1 == count && sum == expectedSum && squares == expectedSquares
-                return Summary(
-                    delivered: delivered.count, inOrder: inOrder, contiguous: contiguous, total: count,
-                    range: low...high)
+            let ledger = state.withLock { $0 }
+            let inOrder = zip(ledger.delivered, ledger.delivered.dropFirst()).allSatisfy { $0 < $1 }
+            guard ledger.count > 0 else {
+                return Summary(delivered: 0, inOrder: true, contiguous: true, total: 0, range: nil)
             }
+            // The sums of a range low...high, each element once.
+            var expectedSum = 0
+            var expectedSquares = 0
+            for element in ledger.low...ledger.high {
+                expectedSum &+= element
+                expectedSquares &+= element &* element
+            }
+            let contiguous =
+                ledger.high - ledger.low + 1 == ledger.count && ledger.sum == expectedSum
+                && ledger.squares == expectedSquares
+            return Summary(
+                delivered: ledger.delivered.count, inOrder: inOrder, contiguous: contiguous, total: ledger.count,
+                range: ledger.low...ledger.high)
         }
     }
 
     /// Counts, once armed, the elements a handler saw and those it saw off the sender's thread.
     final class DeliveryThreads: Sendable {
-        private let lock = NSLockish()
-        nonisolated(unsafe) private var isSenderThread: (@Sendable () -> Bool)?  // guarded by `lock`
-        nonisolated(unsafe) private var armed = false  // guarded by `lock`
-        nonisolated(unsafe) private var counts = (total: 0, elsewhere: 0)  // guarded by `lock`
+        private struct State {
+            var isSenderThread: (@Sendable () -> Bool)?
+            var armed = false
+            var counts = (total: 0, elsewhere: 0)
+        }
+        private let state = LockedState(State())
 
         func watch(_ isSenderThread: @escaping @Sendable () -> Bool) {
-            lock.withLock { self.isSenderThread = isSenderThread }
+            state.withLock { $0.isSenderThread = isSenderThread }
         }
-        func arm() { lock.withLock { armed = true } }
+        func arm() { state.withLock { $0.armed = true } }
 
         func record() {
-            lock.withLock {
-                guard armed, let isSenderThread else { return }
-                counts.total += 1
-                if !isSenderThread() { counts.elsewhere += 1 }
+            state.withLock {
+                guard $0.armed, let isSenderThread = $0.isSenderThread else { return }
+                $0.counts.total += 1
+                if !isSenderThread() { $0.counts.elsewhere += 1 }
             }
         }
 
-        var total: Int { lock.withLock { counts.total } }
-        var elsewhere: Int { lock.withLock { counts.elsewhere } }
+        var total: Int { state.withLock { $0.counts.total } }
+        var elsewhere: Int { state.withLock { $0.counts.elsewhere } }
     }
 
     /// Counts its own release: captured by a stream's handler, it tells that the stream was released.

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite("Broadcast", .timeLimit(.minutes(3)))

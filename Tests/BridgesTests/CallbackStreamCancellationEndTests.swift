@@ -1,6 +1,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 /// How a consumer whose task is cancelled sees the end: a throwing stream (`Failure` that can

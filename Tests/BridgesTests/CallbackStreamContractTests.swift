@@ -1,5 +1,6 @@
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges

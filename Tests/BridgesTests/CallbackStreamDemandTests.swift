@@ -1,5 +1,6 @@
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -20,7 +21,9 @@ extension CallbackStream.Sink {
 /// once per wait, a producer actor sends from its own executor, and a one-element buffer needs no ring.
 @Suite("CallbackStream: demand handlers and pull sources", .timeLimit(.minutes(3)))
 struct CallbackStreamDemandTests {
-    // 1. The demand handler is never released: storage -> handler -> sink -> SinkToken -> storage.
+    // MARK: - A demand handler that captures the sink
+    // It forms a cycle (storage -> handler -> sink -> SinkToken -> storage) that the stream must
+    // break when it ends, whichever way it ends.
     @Test(arguments: [BufferingPolicy.suspending(2), .rendezvous, .unbounded, .latest])
     func demandHandlerCapturingSink_isReleasedWhenConsumerBreaks(_ policy: BufferingPolicy) async {
         let weak = Weak<Canary>()
@@ -63,7 +66,8 @@ struct CallbackStreamDemandTests {
         #expect(weak.object == nil, "the demand handler outlives the finished stream")
     }
 
-    // 2. Replacing a demand handler releases the old one (and whatever it captured) under the lock.
+    // MARK: - Replacing a demand handler
+    // The old handler, and whatever it captured, is released after the stream's lock is let go.
     @Test func replacedDemandHandler_isReleasedOutsideTheLock() async {
         let heldDuringDeinit = Collected<Bool>()
         let stream = CallbackStream<Int, Never>(buffering: .suspending(2)) { sink in
@@ -76,7 +80,8 @@ struct CallbackStreamDemandTests {
         #expect(heldDuringDeinit.values == [false], "user deinit ran while the stream's lock was held")
     }
 
-    // 3. Memory: under a capacity-1 policy the one element lives in the buffer's inline slot: no ring at all.
+    // MARK: - Memory
+    // Under a capacity-1 policy the one element lives in the buffer's inline slot: no ring at all.
     @Test func latest_oneElement_allocatesNoRing() async {
         let slots = Collected<Int>()
         let stream = CallbackStream<Int, Never>(buffering: .latest) { sink in

@@ -1,6 +1,7 @@
 import Bridges
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// What each policy delivers, drops and reports, with a producer that yields 1…10 before the
@@ -305,25 +306,23 @@ struct CallbackStreamPolicyTests {
     /// A source that pauses when told `.stopProducing` and resumes when `onDemand` grants more,
     /// like FileHandle or URLSessionTask.suspend()/resume().
     final class PausableSource: Sendable {
-        private let lock = NSLockish()
-        nonisolated(unsafe) private var next = 1  // guarded by `lock`
-        nonisolated(unsafe) private var credit = 0  // guarded by `lock`
+        private let state = LockedState((next: 1, credit: 0))
         let total: Int
         let results = Collected<(value: Int, result: CallbackStream<Int, Never>.YieldResult, creditAfter: Int)>()
         init(total: Int) { self.total = total }
 
         func grant(_ n: Int, _ sink: CallbackStream<Int, Never>.Sink) {
-            lock.withLock { credit = n == Int.max ? Int.max : credit + n }
+            state.withLock { $0.credit = n == Int.max ? Int.max : $0.credit + n }
             while true {
-                let value: Int? = lock.withLock {
-                    guard credit > 0, next <= total else { return nil }
-                    credit -= 1
-                    next += 1
-                    return next - 1
+                let value: Int? = state.withLock { [total] state in
+                    guard state.credit > 0, state.next <= total else { return nil }
+                    state.credit -= 1
+                    state.next += 1
+                    return state.next - 1
                 }
                 guard let value else { break }
                 let result = sink.yield(value)
-                results.append((value, result, lock.withLock { credit }))
+                results.append((value, result, state.withLock { $0.credit }))
                 if value == total { sink.finish() }
             }
         }

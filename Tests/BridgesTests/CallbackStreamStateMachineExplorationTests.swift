@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -154,8 +155,6 @@ private final class ExploredStreamProbe: @unchecked Sendable {  // one thread: t
 
     deinit { lifetimes.count -= 1 }
 }
-
-private struct Boom: Error, Hashable {}
 
 private func name(_ termination: CallbackStream<Int, Boom>.Termination) -> String {
     switch termination {

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// Producers on real threads, exact counts: nothing lost or duplicated unless cancelled, and

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// The teardown runs exactly once in each of the five endings, never before the builder ran,

@@ -1,6 +1,7 @@
 import Bridges
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// A consumer's cancellation never waits, inside the task's cancellation handler, for something

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite("Cancellation and CancellationBag", .timeLimit(.minutes(3)))

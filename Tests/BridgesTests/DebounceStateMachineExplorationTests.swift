@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -23,8 +24,6 @@ struct DebounceStateMachineExplorationTests {
         #expect(report.distinctStates >= 7250, "\(report)")
     }
 }
-
-private struct Boom: Error, Hashable {}
 
 private struct DebounceModel: ExplorationModel {
     typealias Machine = DebounceStateMachine<Int, Boom, Int>

@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// `debounce(for:clock:)` on a `TestClock`: no real time passes.

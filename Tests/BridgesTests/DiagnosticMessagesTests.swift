@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -126,8 +127,8 @@ struct DiagnosticMessagesTests {
     /// Reads as a sentence: the type, how long, what to look for.
     @Test func expectRelease_saysWhatToLookFor() async {
         let source = TrackedStream(Int.self)
-        let gone = LifetimeGate()
-        let grace = LifetimeGate()
+        let gone = Gate()
+        let grace = Gate()
         var naive: NaiveOwner? = NaiveOwner(listeningTo: source.stream, deinitGate: gone)
         let reports = Collected<BridgeDiagnostic>()  // the report comes after the scope: collected live
         let check = Diagnostics.withHandler({ reports.append($0) }) {

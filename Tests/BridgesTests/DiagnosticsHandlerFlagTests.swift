@@ -1,6 +1,7 @@
 import CBridgesRuntime
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Bridges

@@ -1,6 +1,7 @@
 import Bridges
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(FoundationXML)

@@ -5,6 +5,7 @@
 import Bridges
 import BridgesTesting
 import LegacySDK
+import TestSupport
 import Testing
 
 // MARK: - App code, as the docs write it
@@ -92,10 +93,10 @@ struct LegacySDKPatternsTests {
     @Test func withCallback_overlappingCalls_cancellingTheFirstCancelsOnlyTheFirstRequest() async throws {
         let client = LegacyWeatherClient()
         let model = ForecastViewModel(client: client)
-        let started = LifetimeRecorder<String>()
-        let cancelled = LifetimeRecorder<String>()
-        client.onRequest = { started.record($0.city) }
-        client.onCancel = { cancelled.record($0.city) }
+        let started = Collected<String>()
+        let cancelled = Collected<String>()
+        client.onRequest = { started.append($0.city) }
+        client.onCancel = { cancelled.append($0.city) }
 
         let first = Task { try await model.forecast("Lisbon").summary }
         let second = Task { try await model.forecast("Porto").summary }
@@ -115,8 +116,8 @@ struct LegacySDKPatternsTests {
     @Test func withCallback_cancellationRunsOnTheMainActorBeforeTheCallerResumes() async throws {
         let client = LegacyWeatherClient()
         let model = ForecastViewModel(client: client)
-        let started = LifetimeRecorder<String>()
-        client.onRequest = { started.record($0.city) }
+        let started = Collected<String>()
+        client.onRequest = { started.append($0.city) }
         let call = Task { try await model.forecast("Lisbon").summary }
         await started.wait(count: 1)
         call.cancel()
@@ -126,8 +127,8 @@ struct LegacySDKPatternsTests {
 
     @Test func callbackStream_mainActorBuilder_deliversThenTearsDownOnTheMainActor() async throws {
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
-        let running = LifetimeGate()
+        let stopped = Gate()
+        let running = Gate()
         screen.manager.onStart = { running.open() }
         screen.manager.onStop = { stopped.open() }
         let consumer = Task {
@@ -156,7 +157,7 @@ struct LegacySDKPatternsTests {
         // `BridgeError.sinkDropped` (a sink released without finish(), reported; a lost source
         // never reads as a complete loop) and the teardown runs.
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
+        let stopped = Gate()
         screen.manager.onStop = { stopped.open() }
         await expectDiagnostics([.sinkDropped]) {
             do {
@@ -174,8 +175,8 @@ struct LegacySDKPatternsTests {
 
     @Test func delegateProxyRetained_mainActorDetach_failsThroughAndDetaches() async throws {
         let screen = LocationScreen()
-        let stopped = LifetimeGate()
-        let running = LifetimeGate()
+        let stopped = Gate()
+        let running = Gate()
         screen.manager.onStart = { running.open() }
         screen.manager.onStop = { stopped.open() }
         let consumer = Task {
@@ -201,7 +202,7 @@ struct LegacySDKPatternsTests {
 
     @Test func cancellationMadeOnAnActor_runsOnThatActor() async {
         let owner = ForecastActor()
-        let ran = LifetimeGate()
+        let ran = Gate()
         let token = await owner.start(opening: ran)
         token.cancel()
         await ran.wait()
@@ -220,7 +221,7 @@ actor ForecastActor {
     let client = LegacyWeatherClient()
     var cancelledCities: [String] = []
 
-    func start(opening gate: LifetimeGate) -> Cancellation {
+    func start(opening gate: Gate) -> Cancellation {
         client.onCancel = { request in
             self.assertIsolated("a token made on an actor runs its action there")
             gate.open()

@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -24,8 +25,6 @@ struct MapLatestStateMachineExplorationTests {
         #expect(report.distinctStates >= 850, "\(report)")
     }
 }
-
-private struct Boom: Error, Hashable {}
 
 private struct MapLatestModel: ExplorationModel {
     typealias Machine = MapLatestStateMachine<Int, Boom>

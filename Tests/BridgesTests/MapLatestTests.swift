@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// `mapLatest` and `collectLatest`: cancel-previous, exactly once, no stale result.

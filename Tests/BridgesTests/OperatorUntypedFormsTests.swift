@@ -1,13 +1,12 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// The operators' forms for OS versions without `AsyncSequence.Failure` (below macOS 15 / iOS 18),
 /// whose streams fail with `any Error`. On Linux every form is available; a result type of
 /// `any Error` selects these, as the missing typed forms do on an older OS.
 @Suite(.timeLimit(.minutes(3))) struct OperatorUntypedFormsTests {
-    struct Boom: Error, Equatable {}
-
     @available(BridgesClock, *)
     @Test func debounce_untyped_emitsAfterTheWindow_andFailsWithTheUpstreamsError() async throws {
         let clock = TestClock()

@@ -54,14 +54,20 @@ func isAsleepInTheKernel(_ threadPath: String) -> Bool {
     return stat[stat.index(after: close)...].drop { $0 == " " }.first == "S"
 }
 
-/// Thread paths collected from several threads (under a lock of the test support, not the one
-/// being tested).
-final class ThreadPaths: @unchecked Sendable {  // `paths` only under `mutex`
-    private let mutex = NSLockish()
+/// Thread paths collected from several threads, under a semaphore: not under `LockedState`,
+/// whose lock is the one being tested, so that a broken lock cannot corrupt the test's own record.
+final class ThreadPaths: @unchecked Sendable {  // `paths` only while holding `mutex`
+    private let mutex = DispatchSemaphore(value: 1)
     private var paths: [String] = []
-    func append(_ path: String) { mutex.withLock { paths.append(path) } }
-    var count: Int { mutex.withLock { paths.count } }
-    func all(_ predicate: (String) -> Bool) -> Bool { mutex.withLock { paths }.allSatisfy(predicate) }
+    func append(_ path: String) { withMutex { paths.append(path) } }
+    var count: Int { withMutex { paths.count } }
+    func all(_ predicate: (String) -> Bool) -> Bool { withMutex { paths }.allSatisfy(predicate) }
+
+    private func withMutex<R>(_ body: () -> R) -> R {
+        mutex.wait()
+        defer { mutex.signal() }
+        return body()
+    }
 }
 #endif
 

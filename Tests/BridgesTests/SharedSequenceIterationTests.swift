@@ -1,5 +1,6 @@
 import BridgesTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Bridges

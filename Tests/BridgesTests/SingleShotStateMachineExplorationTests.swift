@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -20,8 +21,6 @@ struct SingleShotStateMachineExplorationTests {
         #expect(report.distinctStates >= floor, "\(report)")
     }
 }
-
-private struct Boom: Error, Hashable {}
 
 private struct SingleShotModel: ExplorationModel {
     typealias Machine = SingleShotStateMachine<Int, Boom>

@@ -1,6 +1,7 @@
 import Bridges
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// Mixed workload for a fixed number of rounds; checks that counts stay exact and that memory

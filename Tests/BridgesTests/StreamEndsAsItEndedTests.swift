@@ -1,6 +1,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 /// A stream that ended stays ended *as it ended*: a failure stored before a cancellation is

@@ -11,8 +11,8 @@ struct StreamRingTests {
     /// Counts live instances; every test ends with none left.
     final class Counted {
         let value: Int
-        let counter: Counter
-        init(_ value: Int, _ counter: Counter) {
+        let counter: LiveTally
+        init(_ value: Int, _ counter: LiveTally) {
             self.value = value
             self.counter = counter
             counter.live += 1
@@ -20,10 +20,10 @@ struct StreamRingTests {
         deinit { counter.live -= 1 }
     }
 
-    final class Counter { var live = 0 }
+    final class LiveTally { var live = 0 }
 
     @Test func fifoAcrossWrapAroundAndGrowth_keepsOrderAndDestroysEveryElement() {
-        let counter = Counter()
+        let counter = LiveTally()
         do {
             var ring = StreamRing<Counted>()
             #expect(ring.capacity == 0, "nothing is allocated before the first append")
@@ -82,7 +82,7 @@ struct StreamRingTests {
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func randomOperations_matchAnArray(seed: UInt64) {
         var generator = SplitMix(seed: seed)
-        let counter = Counter()
+        let counter = LiveTally()
         do {
             var ring = StreamRing<Counted>()
             var model: [Int] = []
@@ -119,7 +119,7 @@ struct StreamRingTests {
     }
 
     @Test func take_leavesItEmptyAndUnallocated_andTheTakenBufferDrainsInOrder() {
-        let counter = Counter()
+        let counter = LiveTally()
         do {
             var ring = StreamRing<Counted>()
             for value in 0..<5 { ring.append(Counted(value, counter), initialCapacity: 4, maximumCapacity: .max) }

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -14,15 +15,15 @@ enum SubscriptionEvent: Equatable, Sendable {
 struct SubscribeTests {
     @Test func elementsThenFinish_deliveredInOrder_andSourceReleased() async {
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
-        let loopEnded = LifetimeGate()
+        let events = Collected<SubscriptionEvent>()
+        let loopEnded = Gate()
         let token = source.stream.subscribe(
             onElement: { [end = DeinitSignal(loopEnded)] in
                 _ = end
-                events.record(.element($0))
+                events.append(.element($0))
             },
             onFinish: { error in
-                events.record(error == nil ? .finished : .failed(-1))
+                events.append(error == nil ? .finished : .failed(-1))
             })
         for value in 1...3 { source.continuation.yield(value) }
         source.continuation.finish()
@@ -36,14 +37,14 @@ struct SubscribeTests {
 
     @Test func failingSequence_callsOnFinishWithTheError() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
+        let events = Collected<SubscriptionEvent>()
         let token = stream.subscribe(
-            onElement: { events.record(.element($0)) },
+            onElement: { events.append(.element($0)) },
             onFinish: { error in
-                events.record((error as? LifetimeTestError).map { .failed($0.code) } ?? .finished)
+                events.append((error as? TestError).map { .failed($0.code) } ?? .finished)
             })
         continuation.yield(1)
-        continuation.finish(throwing: LifetimeTestError(code: 9))
+        continuation.finish(throwing: TestError(code: 9))
         await events.wait(count: 2)
         #expect(events.values == [.element(1), .failed(9)])
         token.cancel()
@@ -51,13 +52,13 @@ struct SubscribeTests {
 
     @Test func cancel_tearsTheSourceDown_andDeliversNothingMore() async {
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
-        let loopEnded = LifetimeGate()
+        let events = Collected<SubscriptionEvent>()
+        let loopEnded = Gate()
         let token = source.stream.subscribe(
             onElement: { [end = DeinitSignal(loopEnded)] in
                 _ = end
-                events.record(.element($0))
-            }, onFinish: { _ in events.record(.finished) })
+                events.append(.element($0))
+            }, onFinish: { _ in events.append(.finished) })
         source.continuation.yield(1)
         source.continuation.yield(2)
         await events.wait(count: 2)
@@ -71,17 +72,17 @@ struct SubscribeTests {
     }
 
     @Test func cancel_runsTheCallbackStreamTeardown() async {
-        let started = LifetimeGate()
-        let tornDown = LifetimeGate()
+        let started = Gate()
+        let tornDown = Gate()
         let sinkBox = LockedState<CallbackStream<Int, Never>.Sink?>(nil)
         let stream = CallbackStream<Int, Never> { sink in
             sinkBox.withLock { $0 = sink }
             started.open()
             return Cancellation { tornDown.open() }
         }
-        let events = LifetimeRecorder<SubscriptionEvent>()
+        let events = Collected<SubscriptionEvent>()
         let token = stream.subscribe(
-            onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
+            onElement: { events.append(.element($0)) }, onFinish: { _ in events.append(.finished) })
         await started.wait()
         let sink = sinkBox.withLock { $0 }!
         _ = sink.yield(1)
@@ -97,9 +98,9 @@ struct SubscribeTests {
     /// sequence (the compiler warns on an unused token; `_ =` says "on purpose").
     @Test func discardedToken_doesNotCancel_runsToTheEnd() async {
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
+        let events = Collected<SubscriptionEvent>()
         _ = source.stream.subscribe(
-            onElement: { events.record(.element($0)) }, onFinish: { _ in events.record(.finished) })
+            onElement: { events.append(.element($0)) }, onFinish: { _ in events.append(.finished) })
         source.continuation.yield(1)
         source.continuation.yield(2)
         source.continuation.finish()
@@ -113,17 +114,17 @@ struct SubscribeTests {
         let queue = DispatchQueue(label: "subscribe-queue")
         queue.setSpecific(key: key, value: 1)
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
-        let onQueue = LifetimeRecorder<Bool>()
+        let events = Collected<SubscriptionEvent>()
+        let onQueue = Collected<Bool>()
         let token = source.stream.subscribe(
             on: .queue(queue),
             onElement: { value in
-                onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
-                events.record(.element(value))
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
+                events.append(.element(value))
             },
             onFinish: { _ in
-                onQueue.record(DispatchQueue.getSpecific(key: key) == 1)
-                events.record(.finished)
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
+                events.append(.finished)
             })
         for value in 0..<100 { source.continuation.yield(value) }
         source.continuation.finish()
@@ -139,14 +140,14 @@ struct SubscribeTests {
     @Test func cancel_onTheDeliveryQueue_stopsDeliveryAtOnce() async {
         let queue = DispatchQueue(label: "subscribe-cancel-queue")
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
+        let events = Collected<SubscriptionEvent>()
         let tokenBox = LockedState<Cancellation?>(nil)
         let token = source.stream.subscribe(
             on: .queue(queue),
             onElement: { value in
-                events.record(.element(value))
+                events.append(.element(value))
                 if value == 2 { tokenBox.withLock { $0 }?.cancel() }  // on the queue, inside a delivery
-            }, onFinish: { _ in events.record(.finished) })
+            }, onFinish: { _ in events.append(.finished) })
         tokenBox.withLock { $0 = token }
         for value in 1...5 { source.continuation.yield(value) }
         await source.tornDown.wait()
@@ -158,9 +159,9 @@ struct SubscribeTests {
     @MainActor
     @Test func delivery_onMainActor_runsOnTheMainActor() async {
         let source = TrackedStream(Int.self)
-        let onMain = LifetimeRecorder<Bool>()
+        let onMain = Collected<Bool>()
         let bag = CancellationBag()
-        source.stream.subscribe(on: .mainActor, onElement: { _ in onMain.record(isOnMainActor()) }).store(in: bag)
+        source.stream.subscribe(on: .mainActor, onElement: { _ in onMain.append(isOnMainActor()) }).store(in: bag)
         source.continuation.yield(1)
         source.continuation.yield(2)
         await onMain.wait(count: 2)
@@ -171,9 +172,9 @@ struct SubscribeTests {
 
     @Test func bagDeallocation_cancelsTheSubscription() async {
         let source = TrackedStream(Int.self)
-        let events = LifetimeRecorder<SubscriptionEvent>()
+        let events = Collected<SubscriptionEvent>()
         var bag: CancellationBag? = CancellationBag()
-        source.stream.subscribe(onElement: { events.record(.element($0)) }).store(in: bag!)
+        source.stream.subscribe(onElement: { events.append(.element($0)) }).store(in: bag!)
         source.continuation.yield(1)
         await events.wait(count: 1)
         bag = nil

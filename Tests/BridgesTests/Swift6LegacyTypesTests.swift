@@ -4,6 +4,7 @@
 import Bridges
 import BridgesTesting
 import Dispatch
+import TestSupport
 import Testing
 
 // MARK: - Legacy code, as it was written before Swift 6 (no Sendable anywhere)
@@ -120,7 +121,7 @@ struct Swift6LegacyTypesTests {
             sink.finish()
             return Cancellation()
         }
-        let done = LifetimeGate()
+        let done = Gate()
         let token = model.observe(items) { done.open() }
         await done.wait()
         #expect(model.title == "b")
@@ -132,7 +133,7 @@ struct Swift6LegacyTypesTests {
 
     @Test func withCompletionOnMainActor_callsTheMainActorHandler() async {
         let model = LegacyProfileModel()
-        let called = LifetimeGate()
+        let called = Gate()
         var result: String?
         model.load { value in
             result = try? value.get()
@@ -152,7 +153,7 @@ struct Swift6LegacyTypesTests {
         await #expect(throws: BridgeError.timedOut) { try await task.value }
         // The token hops to the main actor; give that job its turn.
         await MainActor.run {}
-        let cancelled = LifetimeGate()
+        let cancelled = Gate()
         Task { @MainActor in cancelled.open() }
         await cancelled.wait()
         #expect(model.client.requests.count == 1)
@@ -163,12 +164,12 @@ struct Swift6LegacyTypesTests {
     /// on the timeout's pool thread before).
     @Test func timeout_runsTheLegacyCancellationOnTheMainActor_forAMainActorCaller() async throws {
         let clock = TestClock()
-        let ranOnMainActor = LifetimeRecorder<Bool>()
+        let ranOnMainActor = Collected<Bool>()
         let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()
         let task = Task { @MainActor in
             try await withCallback(timeout: .after(.seconds(1), on: clock)) { done in
                 _ = api.start(done)
-                Cancellation { ranOnMainActor.record(isOnMainActor()) }
+                Cancellation { ranOnMainActor.append(isOnMainActor()) }
             }
         }
         await clock.waitForSleepers(1)

@@ -1,6 +1,7 @@
 import Bridges
 import ExampleSupport
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -57,16 +58,5 @@ struct URLSessionBridgeTests {
         #expect(lateError.value?.code == NSURLErrorCancelled)
         let state = dataTask.value?.state
         #expect(state == .canceling || state == .completed)
-    }
-}
-
-/// A value behind a lock, settable from `@Sendable` closures.
-final class LockedValue<Value>: @unchecked Sendable {  // every access takes `lock`
-    private let lock = NSLock()
-    private var _value: Value
-    init(_ value: Value) { _value = value }
-    var value: Value {
-        get { lock.withLock { _value } }
-        set { lock.withLock { _value = newValue } }
     }
 }

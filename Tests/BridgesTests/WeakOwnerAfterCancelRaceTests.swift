@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 // `cancel()` is final for weak-owner tasks too, with async handlers: once `cancel()` has returned
@@ -17,7 +18,7 @@ import Testing
 /// An owner whose deallocation opens a gate.
 final class RaceOwner: Sendable {
     let released: DeinitSignal
-    init(released: LifetimeGate) { self.released = DeinitSignal(released) }
+    init(released: Gate) { self.released = DeinitSignal(released) }
 }
 
 /// One handler start: the element (or 0 for runTask's `apply`), and whether its task was
@@ -42,9 +43,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func forEachWeak_cancelOnTheHandlersActor_noCallStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { @HandlerActor _, element in
@@ -75,16 +76,16 @@ struct WeakOwnerAfterCancelRaceTests {
         let log = OrderLog<Int>(iterations: Self.iterations)
         // Read right AFTER the start was stamped: a start stamped after cancel() returned must
         // then see its task cancelled (read before the stamp, it could predate the cancel).
-        let sawCancellation = LifetimeRecorder<[Int]>()
+        let sawCancellation = Collected<[Int]>()
         for index in 0..<Self.iterations {
-            let loopEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let loopEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = EndlessCounter(released: loopEnded).forEach(weak: owner!, in: bag) { _, element in
                 log.handlerStarted(index, element)
-                if Task.isCancelled { sawCancellation.record([index, element]) }
+                if Task.isCancelled { sawCancellation.append([index, element]) }
                 _ = raceJitter(index % 3)
             }
             cancelFromAThread(token, index, log, then: cancelled)
@@ -115,9 +116,9 @@ struct WeakOwnerAfterCancelRaceTests {
     @Test func runTaskWeak_cancelOnTheApplysActor_applyNeverStartsAfterCancelReturned_10_000_iterations() async {
         let log = OrderLog<HandlerStart>(iterations: Self.iterations)
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let taskEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -142,11 +143,11 @@ struct WeakOwnerAfterCancelRaceTests {
     /// `cancel()` returned, it is the call already decided, and it sees its task cancelled.
     @Test func runTaskWeak_cancelFromAnotherThread_applyAfterCancelReturnedSeesCancellation_10_000_iterations() async {
         let log = OrderLog<Int>(iterations: Self.iterations)
-        let sawCancellation = LifetimeRecorder<Int>()  // read after the stamp, as above
+        let sawCancellation = Collected<Int>()  // read after the stamp, as above
         for index in 0..<Self.iterations {
-            let taskEnded = LifetimeGate()
-            let ownerReleased = LifetimeGate()
-            let cancelled = LifetimeGate()
+            let taskEnded = Gate()
+            let ownerReleased = Gate()
+            let cancelled = Gate()
             var owner: RaceOwner? = RaceOwner(released: ownerReleased)
             let bag = CancellationBag()
             let token = runTask(weak: owner!, in: bag) { [end = DeinitSignal(taskEnded)] in
@@ -154,7 +155,7 @@ struct WeakOwnerAfterCancelRaceTests {
                 return raceJitter(index % 20)
             } then: { _, _ in
                 log.handlerStarted(index, 0)
-                if Task.isCancelled { sawCancellation.record(index) }
+                if Task.isCancelled { sawCancellation.append(index) }
             }
             cancelFromAThread(token, index, log, then: cancelled)
             await cancelled.wait()
@@ -178,7 +179,7 @@ struct WeakOwnerAfterCancelRaceTests {
 /// Cancels `token` on `@HandlerActor`, stamps the return from `cancel()` for iteration `index`,
 /// then opens `done`.
 private func cancelOnHandlerActor<Event>(
-    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: Gate
 ) {
     Task { @HandlerActor in
         token.cancel()
@@ -189,7 +190,7 @@ private func cancelOnHandlerActor<Event>(
 
 /// The same from a plain Dispatch thread, after a jitter that varies with `index`.
 private func cancelFromAThread<Event>(
-    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: LifetimeGate
+    _ token: Cancellation, _ index: Int, _ log: OrderLog<Event>, then done: Gate
 ) {
     DispatchQueue.global().async {
         _ = raceJitter(index % 20)

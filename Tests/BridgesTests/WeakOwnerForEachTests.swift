@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -7,9 +8,9 @@ struct WeakOwnerForEachTests {
     @MainActor
     @Test func viewModel_onEndlessStream_isReleased_taskEnds_sourceTornDown() async {
         let source = TrackedStream([Int].self)
-        let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let updates = Collected<[Int]>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
         weak var weakModel: AnyObject?
         weakModel = model
@@ -33,17 +34,17 @@ struct WeakOwnerForEachTests {
     /// "stop") runs when the view model goes, though no element is pending.
     @MainActor
     @Test func viewModel_onCallbackStream_teardownRunsWhenOwnerGoes() async {
-        let started = LifetimeGate()
-        let tornDown = LifetimeGate()
+        let started = Gate()
+        let tornDown = Gate()
         let sinkBox = LockedState<CallbackStream<[Int], Never>.Sink?>(nil)
         let stream = CallbackStream<[Int], Never>(buffering: .latest) { sink in
             sinkBox.withLock { $0 = sink }
             started.open()
             return Cancellation { tornDown.open() }
         }
-        let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let updates = Collected<[Int]>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
         model!.bind(to: stream, probe: DeinitSignal(taskEnded))
         await started.wait()
@@ -63,9 +64,9 @@ struct WeakOwnerForEachTests {
 
     @Test func actorOwner_isNotKeptAliveByRunningOnItsOwnIsolation() async {
         let source = TrackedStream(Int.self)
-        let updates = LifetimeRecorder<Int>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let updates = Collected<Int>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
         await owner!.listen(to: source.stream, updates: updates, probe: DeinitSignal(taskEnded))
         source.continuation.yield(1)
@@ -79,13 +80,13 @@ struct WeakOwnerForEachTests {
 
     @Test func ownerReleased_whileNoElementEverArrives_endsTheLoop() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let calls = LifetimeRecorder<Int>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         owner = nil  // the loop is suspended in next(): only the bag can end it
         await deinitGate.wait()
@@ -96,19 +97,19 @@ struct WeakOwnerForEachTests {
 
     @Test func ownerReleased_whileHandlerSuspended_handlerFinishes_thenOwnerGoes_noFurtherElement() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let entered = LifetimeRecorder<Int>()
-        let finished = LifetimeRecorder<Int>()
-        let proceed = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let entered = Collected<Int>()
+        let finished = Collected<Int>()
+        let proceed = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         weak var weakOwner: AnyObject?
         weakOwner = owner
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            entered.record(value)
+            entered.append(value)
             await proceed.wait()
-            finished.record(value)
+            finished.append(value)
         }
         source.continuation.yield(1)
         await entered.wait(count: 1)
@@ -129,13 +130,13 @@ struct WeakOwnerForEachTests {
 
     @Test func cancelAll_stopsTheLoop_whileOwnerLives_andTokenLeavesTheBag() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let calls = LifetimeRecorder<Int>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         source.continuation.yield(1)
         await calls.wait(count: 1)
@@ -151,13 +152,13 @@ struct WeakOwnerForEachTests {
 
     @Test func sequenceEnds_loopEnds_tokenNoLongerCountsInTheBag() async {
         let source = TrackedStream(Int.self)
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let calls = LifetimeRecorder<Int>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let calls = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         source.stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
         source.continuation.yield(1)
         source.continuation.finish()
@@ -175,23 +176,23 @@ struct WeakOwnerForEachTests {
     @MainActor
     @Test func onFailure_whenSequenceThrows_calledOnce_inHandlersIsolation_afterElements() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-        let tornDown = LifetimeGate()
+        let tornDown = Gate()
         continuation.onTermination = { _ in tornDown.open() }
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let events = LifetimeRecorder<String>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let events = Collected<String>()
         var model: FeedViewModel? = FeedViewModel(deinitGate: deinitGate)
         weak var weakModel: FeedViewModel?
         weakModel = model
         model!.bind(to: stream, events: events, probe: DeinitSignal(taskEnded))
 
         continuation.yield(1)
-        continuation.finish(throwing: LifetimeTestError(code: 7))
+        continuation.finish(throwing: TestError(code: 7))
         await events.wait(count: 2)
         await taskEnded.wait()
         await tornDown.wait()
         #expect(events.values == ["element 1 main:true", "failure 7 main:true"])
-        #expect(model!.failure == LifetimeTestError(code: 7))
+        #expect(model!.failure == TestError(code: 7))
         #expect(model!.bag.isEmpty)
 
         model = nil
@@ -202,15 +203,15 @@ struct WeakOwnerForEachTests {
     @Test func onFailure_whenSequenceFinishes_orThrowsCancellationError_isNotCalled() async {
         for ending in ["finish", "cancellationError"] {
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-            let deinitGate = LifetimeGate()
-            let taskEnded = LifetimeGate()
-            let events = LifetimeRecorder<String>()
+            let deinitGate = Gate()
+            let taskEnded = Gate()
+            let events = Collected<String>()
             var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
             stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
                 _ = probe
-                events.record("element \(value)")
+                events.append("element \(value)")
             } onFailure: { _, error in
-                events.record("failure \(error)")
+                events.append("failure \(error)")
             }
             continuation.yield(1)
             if ending == "finish" {
@@ -230,22 +231,22 @@ struct WeakOwnerForEachTests {
     /// reported, and the loop ends at the cancel.
     @Test func onFailure_afterCancelAll_isNotCalled() async {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
-        let tornDown = LifetimeGate()
+        let tornDown = Gate()
         continuation.onTermination = { _ in tornDown.open() }
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let events = LifetimeRecorder<String>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let events = Collected<String>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         stream.forEach(weak: owner!, in: owner!.bag) { [probe = DeinitSignal(taskEnded)] _, value in
             _ = probe
-            events.record("element \(value)")
+            events.append("element \(value)")
         } onFailure: { _, error in
-            events.record("failure \(error)")
+            events.append("failure \(error)")
         }
         continuation.yield(1)
         await events.wait(count: 1)
         owner!.bag.cancelAll()
-        continuation.finish(throwing: LifetimeTestError(code: 1))
+        continuation.finish(throwing: TestError(code: 1))
         await tornDown.wait()
         await taskEnded.wait()
         #expect(events.values == ["element 1"])
@@ -258,20 +259,20 @@ struct WeakOwnerForEachTests {
 @MainActor
 private final class FeedViewModel {
     var values: [Int] = []
-    var failure: LifetimeTestError?
+    var failure: TestError?
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
+    private let deinitGate: Gate
 
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
-    func bind(to feed: AsyncThrowingStream<Int, any Error>, events: LifetimeRecorder<String>, probe: DeinitSignal) {
+    func bind(to feed: AsyncThrowingStream<Int, any Error>, events: Collected<String>, probe: DeinitSignal) {
         feed.forEach(weak: self, in: bag) { [probe] owner, value in
             _ = probe
             owner.values.append(value)
-            events.record("element \(value) main:\(isOnMainActor())")
+            events.append("element \(value) main:\(isOnMainActor())")
         } onFailure: { owner, error in
-            owner.failure = error as? LifetimeTestError
-            events.record("failure \((error as? LifetimeTestError)?.code ?? -1) main:\(isOnMainActor())")
+            owner.failure = error as? TestError
+            events.append("failure \((error as? TestError)?.code ?? -1) main:\(isOnMainActor())")
         }
     }
 

@@ -1,12 +1,13 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
 
 /// A sequence whose `next()` ignores cancellation: it returns only when `release` opens.
 struct StubbornSequence: AsyncSequence, Sendable {
-    let release: LifetimeGate
+    let release: Gate
     struct AsyncIterator: AsyncIteratorProtocol {
-        let release: LifetimeGate
+        let release: Gate
         mutating func next() async -> Int? {
             await release.wait()
             return nil
@@ -16,7 +17,7 @@ struct StubbornSequence: AsyncSequence, Sendable {
 }
 
 /// A grace period that ends when the test says so (virtual time without a clock).
-func gatedGrace(_ gate: LifetimeGate) -> BridgeTimeout {
+func gatedGrace(_ gate: Gate) -> BridgeTimeout {
     .custom("the test's grace period") { await gate.wait() }
 }
 
@@ -24,17 +25,17 @@ func gatedGrace(_ gate: LifetimeGate) -> BridgeTimeout {
 struct WeakOwnerLifetimeCheckTests {
     @Test func bagNotOwnedByOwner_elementAfterOwnerDeath_isReported() async {
         let source = TrackedStream(Int.self)
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let calls = LifetimeRecorder<Int>()
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let calls = Collected<Int>()
         let foreignBag = CancellationBag()  // a mistake: not the owner's own bag
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
-            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .after(gatedGrace(LifetimeGate()))) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
+            source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .after(gatedGrace(Gate()))) {
                 [probe = DeinitSignal(taskEnded)] _, value in
                 _ = probe
-                calls.record(value)
+                calls.append(value)
             }
         }
         owner = nil
@@ -51,12 +52,12 @@ struct WeakOwnerLifetimeCheckTests {
 
     @Test func sameMistake_withCheckOff_endsSilently() async {
         let source = TrackedStream(Int.self)
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         let foreignBag = CancellationBag()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
             source.stream.forEach(weak: owner!, in: foreignBag, lifetimeCheck: .off) {
                 [probe = DeinitSignal(taskEnded)] _, _ in
                 _ = probe
@@ -70,13 +71,13 @@ struct WeakOwnerLifetimeCheckTests {
     }
 
     @Test func sequenceIgnoringCancellation_stillRunningAfterGrace_isReported() async {
-        let release = LifetimeGate()
-        let grace = LifetimeGate()
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
+        let release = Gate()
+        let grace = Gate()
+        let diagnostics = Collected<BridgeDiagnostic>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
-        Diagnostics.withHandler({ diagnostics.record($0) }) {
+        Diagnostics.withHandler({ diagnostics.append($0) }) {
             StubbornSequence(release: release).forEach(
                 weak: owner!, in: owner!.bag, lifetimeCheck: .after(gatedGrace(grace))
             ) {
@@ -95,14 +96,14 @@ struct WeakOwnerLifetimeCheckTests {
     }
 
     @Test func expectRelease_reportsAnOwnerKeptAliveByItsOwnTask_andPassesTheFix() async {
-        let diagnostics = LifetimeRecorder<BridgeDiagnostic>()
+        let diagnostics = Collected<BridgeDiagnostic>()
 
         // The leak: the naive task holds its owner for as long as the stream runs.
         let source = TrackedStream(Int.self)
-        let naiveGone = LifetimeGate()
+        let naiveGone = Gate()
         var naive: NaiveOwner? = NaiveOwner(listeningTo: source.stream, deinitGate: naiveGone)
-        let grace = LifetimeGate()
-        let check = Diagnostics.withHandler({ diagnostics.record($0) }) {
+        let grace = Gate()
+        let check = Diagnostics.withHandler({ diagnostics.append($0) }) {
             OwnerLifetimeCheck.expectRelease(of: naive!, within: gatedGrace(grace))
         }
         naive = nil
@@ -115,11 +116,11 @@ struct WeakOwnerLifetimeCheckTests {
 
         // The fix: forEach(weak:in:) lets it go at once.
         let fixedSource = TrackedStream(Int.self)
-        let fixedGone = LifetimeGate()
+        let fixedGone = Gate()
         var fixed: PlainOwner? = PlainOwner(deinitGate: fixedGone)
         fixedSource.stream.forEach(weak: fixed!, in: fixed!.bag) { _, _ in }
-        let fixedGrace = LifetimeGate()
-        let fixedCheck = Diagnostics.withHandler({ diagnostics.record($0) }) {
+        let fixedGrace = Gate()
+        let fixedCheck = Diagnostics.withHandler({ diagnostics.append($0) }) {
             OwnerLifetimeCheck.expectRelease(of: fixed!, within: gatedGrace(fixedGrace))
         }
         fixed = nil

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -6,15 +7,15 @@ import Testing
 struct WeakOwnerRunTaskTests {
     @MainActor
     @Test func ownerAlive_applyReceivesTheResult_onTheMainActor() async {
-        let updates = LifetimeRecorder<[Int]>()
-        let deinitGate = LifetimeGate()
+        let updates = Collected<[Int]>()
+        let deinitGate = Gate()
         var model: ItemsViewModel? = ItemsViewModel(updates: updates, deinitGate: deinitGate)
-        let applied = LifetimeRecorder<Bool>()
+        let applied = Collected<Bool>()
         runTask(weak: model!, in: model!.bag) {
             [4, 5]
         } then: { owner, result in
             owner.items = (try? result.get()) ?? []
-            applied.record(isOnMainActor())
+            applied.append(isOnMainActor())
         }
         await applied.wait(count: 1)
         #expect(applied.values == [true])
@@ -25,16 +26,16 @@ struct WeakOwnerRunTaskTests {
 
     @Test func ownerReleased_whileWorkSuspended_cancelsWork_neverApplies() async {
         let source = TrackedStream(Int.self)  // the "request": never answers, honours cancellation
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let applied = LifetimeRecorder<Int>()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let applied = Collected<Int>()
         var owner: PlainOwner? = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner!, in: owner!.bag) { [source] in
             var iterator = source.stream.makeAsyncIterator()
             return await iterator.next() ?? -1
         } then: { [probe = DeinitSignal(taskEnded)] _, result in
             _ = probe
-            applied.record((try? result.get()) ?? -2)
+            applied.append((try? result.get()) ?? -2)
         }
         owner = nil
         await deinitGate.wait()
@@ -44,17 +45,17 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func cancelAll_beforeTheResult_neverApplies() async {
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let applied = LifetimeRecorder<Int>()
-        let proceed = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let applied = Collected<Int>()
+        let proceed = Gate()
         let owner = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner, in: owner.bag) {
             await proceed.wait()  // ignores cancellation, then returns a value
             return 1
         } then: { [probe = DeinitSignal(taskEnded)] _, result in
             _ = probe
-            applied.record((try? result.get()) ?? -2)
+            applied.append((try? result.get()) ?? -2)
         }
         owner.bag.cancelAll()
         proceed.open()
@@ -64,10 +65,10 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func actorOwner_releasedDuringTheWork_isNotKeptAlive_neverApplies() async {
-        let deinitGate = LifetimeGate()
-        let taskEnded = LifetimeGate()
-        let applied = LifetimeRecorder<Int>()
-        let work = LifetimeGate()
+        let deinitGate = Gate()
+        let taskEnded = Gate()
+        let applied = Collected<Int>()
+        let work = Gate()
         var owner: ActorOwner? = ActorOwner(deinitGate: deinitGate)
         await owner!.load(work: work, applied: applied, probe: DeinitSignal(taskEnded))
         owner = nil
@@ -78,13 +79,13 @@ struct WeakOwnerRunTaskTests {
     }
 
     @Test func failure_reachesApply() async {
-        let deinitGate = LifetimeGate()
-        let applied = LifetimeRecorder<Int>()
+        let deinitGate = Gate()
+        let applied = Collected<Int>()
         let owner = PlainOwner(deinitGate: deinitGate)
         runTask(weak: owner, in: owner.bag) { () async throws -> Int in
-            throw LifetimeTestError(code: 3)
+            throw TestError(code: 3)
         } then: { _, result in
-            if case .failure(let error as LifetimeTestError) = result { applied.record(error.code) }
+            if case .failure(let error as TestError) = result { applied.append(error.code) }
         }
         await applied.wait(count: 1)
         #expect(applied.values == [3])

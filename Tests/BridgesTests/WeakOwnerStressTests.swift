@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -15,23 +16,23 @@ struct WeakOwnerStressTests {
         var handled = 0
         var started = 0
         for index in 0..<iterations {
-            let builds = LifetimeRecorder<Int>()
-            let teardowns = LifetimeRecorder<Int>()
+            let builds = Collected<Int>()
+            let teardowns = Collected<Int>()
             let stream = CallbackStream<Int, Never> { sink in
-                builds.record(index)
+                builds.append(index)
                 for value in 0..<3 { _ = sink.yield(value) }
                 return Cancellation {
                     _ = sink
-                    teardowns.record(index)
+                    teardowns.append(index)
                 }  // keeps the sink until teardown
             }
-            let deinitGate = LifetimeGate()
-            let taskEnded = LifetimeGate()
-            let calls = LifetimeRecorder<Int>()
+            let deinitGate = Gate()
+            let taskEnded = Gate()
+            let calls = Collected<Int>()
             let box = LockedState<PlainOwner?>(PlainOwner(deinitGate: deinitGate))
             // Only `box` holds the owner, and nothing but the owner holds its bag.
             Self.startLoop(owner: box.withLock { $0 }!, stream: stream, calls: calls, probe: DeinitSignal(taskEnded))
-            let stopperDone = LifetimeGate()
+            let stopperDone = Gate()
             DispatchQueue.global().async {
                 if index.isMultiple(of: 2) {
                     box.withLock { $0 = nil }  // the owner's last reference
@@ -61,11 +62,11 @@ struct WeakOwnerStressTests {
     }
 
     private static func startLoop(
-        owner: PlainOwner, stream: CallbackStream<Int, Never>, calls: LifetimeRecorder<Int>, probe: DeinitSignal
+        owner: PlainOwner, stream: CallbackStream<Int, Never>, calls: Collected<Int>, probe: DeinitSignal
     ) {
         stream.forEach(weak: owner, in: owner.bag) { [probe] _, value in
             _ = probe
-            calls.record(value)
+            calls.append(value)
         }
     }
 }

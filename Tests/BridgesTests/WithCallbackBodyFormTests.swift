@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite("withCallback: body forms and typed failures", .timeLimit(.minutes(3)))

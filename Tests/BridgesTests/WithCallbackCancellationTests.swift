@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite("withCallback: cancellation and timeouts", .timeLimit(.minutes(3)))
@@ -13,13 +14,13 @@ struct WithCallbackCancellationTests {
             let cancels = Counter()
         }
         let operation = Weak<KeepsItsHandler>()
-        let handedOver = LockedBox<KeepsItsHandler?>(nil)
+        let handedOver = LockedValue<KeepsItsHandler?>(nil)
         let calledBack = Signal()
         let value = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
             let legacy = KeepsItsHandler()
             legacy.completion = done
             operation.object = legacy
-            handedOver.set(legacy)
+            handedOver.value = legacy
             DispatchQueue.global().async {
                 do {
                     let legacy = handedOver.take()!

@@ -2,10 +2,12 @@ import Bridges
 import Dispatch
 import Testing
 
+/// A legacy call's token: what a bridge's `Cancellation` holds, and must let go of.
+private final class Request: Sendable { func cancel() {} }
+
 @Suite("withCallback: lifetimes", .timeLimit(.minutes(3)))
 struct WithCallbackLifetimeTests {
     @Test func legacyObjectAndCallbackCaptures_areReleasedAfterCompletion() async throws {
-        final class Request: Sendable { func cancel() {} }
         weak var weakRequest: Request?
         let callbackCaptureReleased = Signal()
         let value = try await withCallback { (done: @escaping @Sendable (Result<Int, Never>) -> Void) in
@@ -24,7 +26,6 @@ struct WithCallbackLifetimeTests {
     }
 
     @Test func legacyObject_isReleasedAfterCancellation() async throws {
-        final class Request: Sendable { func cancel() {} }
         let weakRequest = Weak<Request>()
         let api = LegacyAPI<@Sendable (Result<Int, any Error>) -> Void>()
         let task = Task {

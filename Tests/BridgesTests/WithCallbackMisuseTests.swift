@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 @Suite("withCallback: exactly once and dropped callbacks", .timeLimit(.minutes(3)))

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// The single-allocation bridge: one object is the state, the completion handler's context and

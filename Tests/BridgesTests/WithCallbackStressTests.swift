@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// Racing pairs on real threads: bounded iterations, exact counts, no timing assumptions.

@@ -1,5 +1,6 @@
 import Bridges
 import BridgesTesting
+import TestSupport
 import Testing
 
 /// `withCallback` against BridgesTesting's fakes and virtual time: how users test their own

@@ -1,5 +1,6 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// The timeout is an owned task (the same core as `subscribe`, `withCompletion`, weak-owner

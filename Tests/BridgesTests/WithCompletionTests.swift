@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -8,9 +9,9 @@ struct WithCompletionTests {
     // MARK: - Outcomes
 
     @Test func finish_withValue_callsCompletionOnceWithValue() async {
-        let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
-        withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
+        let calls = Collected<CompletionOutcome>()
+        let workEnded = Gate()
+        withCompletion({ calls.append(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
             _ = end
             return 42
         }
@@ -20,12 +21,12 @@ struct WithCompletionTests {
     }
 
     @Test func finish_withError_callsCompletionOnceWithError() async {
-        let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
-        withCompletion({ (result: Result<Int, any Error>) in calls.record(CompletionOutcome(result)) }) {
+        let calls = Collected<CompletionOutcome>()
+        let workEnded = Gate()
+        withCompletion({ (result: Result<Int, any Error>) in calls.append(CompletionOutcome(result)) }) {
             [end = DeinitSignal(workEnded)] in
             _ = end
-            throw LifetimeTestError(code: 7)
+            throw TestError(code: 7)
         }
         await calls.wait(count: 1)
         await workEnded.wait()
@@ -33,11 +34,11 @@ struct WithCompletionTests {
     }
 
     @Test func cancel_whileWorkSuspended_completesAtOnceWithCancellationError_andCancelsTheTask() async {
-        let calls = LifetimeRecorder<CompletionOutcome>()
-        let workCancelled = LifetimeGate()
+        let calls = Collected<CompletionOutcome>()
+        let workCancelled = Gate()
         let source = TrackedStream(Int.self)
-        let workEnded = LifetimeGate()
-        let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded), source] in
+        let workEnded = Gate()
+        let token = withCompletion({ calls.append(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded), source] in
             _ = end
             // Waits for an element that never comes; ends only through cancellation.
             return await withTaskCancellationHandler {
@@ -58,9 +59,9 @@ struct WithCompletionTests {
     }
 
     @Test func cancel_afterFinish_doesNothing() async {
-        let calls = LifetimeRecorder<CompletionOutcome>()
-        let workEnded = LifetimeGate()
-        let token = withCompletion({ calls.record(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
+        let calls = Collected<CompletionOutcome>()
+        let workEnded = Gate()
+        let token = withCompletion({ calls.append(CompletionOutcome($0)) }) { [end = DeinitSignal(workEnded)] in
             _ = end
             return 1
         }
@@ -72,15 +73,15 @@ struct WithCompletionTests {
     }
 
     @Test func cancel_withDoNotCall_neverCallsAndReleasesTheCompletion() async {
-        let calls = LifetimeRecorder<CompletionOutcome>()
-        let finish = LifetimeGate()
-        let workEnded = LifetimeGate()
-        let capturedReleased = LifetimeGate()
+        let calls = Collected<CompletionOutcome>()
+        let finish = Gate()
+        let workEnded = Gate()
+        let capturedReleased = Gate()
         let token = withCompletion(
             whenCancelled: .doNotCall,
             { [captured = DeinitSignal(capturedReleased)] result in
                 _ = captured
-                calls.record(CompletionOutcome(result))
+                calls.append(CompletionOutcome(result))
             }
         ) { [end = DeinitSignal(workEnded)] in
             _ = end
@@ -97,17 +98,17 @@ struct WithCompletionTests {
     // MARK: - Shapes
 
     @Test func optionalPairShape_passesExactlyOneNonNil() async {
-        let values = LifetimeRecorder<String>()
+        let values = Collected<String>()
         withCompletion({ (value: Int?, error: (any Error)?) in
-            values.record("\(value.map(String.init) ?? "nil"),\(error.map { "\($0)" } ?? "nil")")
+            values.append("\(value.map(String.init) ?? "nil"),\(error.map { "\($0)" } ?? "nil")")
         }) { 3 }
         await values.wait(count: 1)
         withCompletion({ (value: Int?, error: (any Error)?) in
-            values.record("\(value.map(String.init) ?? "nil"),\(error is LifetimeTestError)")
-        }) { () async throws -> Int in throw LifetimeTestError(code: 1) }
+            values.append("\(value.map(String.init) ?? "nil"),\(error is TestError)")
+        }) { () async throws -> Int in throw TestError(code: 1) }
         await values.wait(count: 2)
         let token = withCompletion({ (value: Int?, error: (any Error)?) in
-            values.record("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
+            values.append("\(value.map(String.init) ?? "nil"),\(error is CancellationError)")
         }) { () async throws -> Int in
             try await suspendUntilCancelled()
             return 0
@@ -118,12 +119,12 @@ struct WithCompletionTests {
     }
 
     @Test func errorOnlyShape_nilOnSuccess() async {
-        let errors = LifetimeRecorder<String>()
-        withCompletion({ (error: (any Error)?) in errors.record(error.map { "\($0)" } ?? "nil") }) { () async throws in
+        let errors = Collected<String>()
+        withCompletion({ (error: (any Error)?) in errors.append(error.map { "\($0)" } ?? "nil") }) { () async throws in
         }
         await errors.wait(count: 1)
-        withCompletion({ (error: (any Error)?) in errors.record("\(error is LifetimeTestError)") }) { () async throws in
-            throw LifetimeTestError(code: 2)
+        withCompletion({ (error: (any Error)?) in errors.append("\(error is TestError)") }) { () async throws in
+            throw TestError(code: 2)
         }
         await errors.wait(count: 2)
         #expect(errors.values == ["nil", "true"])
@@ -135,17 +136,17 @@ struct WithCompletionTests {
         let key = DispatchSpecificKey<Int>()
         let queue = DispatchQueue(label: "completion-queue")
         queue.setSpecific(key: key, value: 99)
-        let onQueue = LifetimeRecorder<Bool>()
+        let onQueue = Collected<Bool>()
         withCompletion(
             on: .queue(queue),
             { (_: Result<Int, any Error>) in
-                onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 99)
             }
         ) { 1 }
         let token = withCompletion(
             on: .queue(queue),
             { (_: Result<Int, any Error>) in
-                onQueue.record(DispatchQueue.getSpecific(key: key) == 99)
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 99)
             }
         ) {
             try await suspendUntilCancelled()
@@ -157,9 +158,9 @@ struct WithCompletionTests {
     }
 
     @Test func delivery_onMainActor_callsOnTheMainActor() async {
-        let onMain = LifetimeRecorder<Bool>()
-        withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) { 1 }
-        let token = withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.record(isOnMainActor()) }) {
+        let onMain = Collected<Bool>()
+        withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.append(isOnMainActor()) }) { 1 }
+        let token = withCompletion(on: .mainActor, { (_: Result<Int, any Error>) in onMain.append(isOnMainActor()) }) {
             try await suspendUntilCancelled()
             return 2
         }
@@ -171,8 +172,8 @@ struct WithCompletionTests {
     @MainActor
     @Test func operation_writtenOnMainActor_runsOnMainActor() async {
         let model = MainActorLoader()
-        let result = LifetimeRecorder<CompletionOutcome>()
-        model.load { result.record(CompletionOutcome($0)) }
+        let result = Collected<CompletionOutcome>()
+        model.load { result.append(CompletionOutcome($0)) }
         await result.wait(count: 1)
         #expect(result.values == [.value(1)])
         #expect(model.loads == 1)
@@ -185,26 +186,26 @@ struct WithCompletionTests {
     @Test func race_finishVersusCancel_10_000_iterations_completesExactlyOnce() async {
         let iterations = 10_000
         let calls = LockedState<[[CompletionOutcome]]>(Array(repeating: [], count: iterations))
-        let delivered = LifetimeRecorder<Int>()
-        let tasksEnded = LifetimeRecorder<Int>()
-        let cancelsDone = LifetimeRecorder<Int>()
+        let delivered = Collected<Int>()
+        let tasksEnded = Collected<Int>()
+        let cancelsDone = Collected<Int>()
 
         final class EndSignal: Sendable {
             let index: Int
-            let ended: LifetimeRecorder<Int>
-            init(_ index: Int, _ ended: LifetimeRecorder<Int>) {
+            let ended: Collected<Int>
+            init(_ index: Int, _ ended: Collected<Int>) {
                 self.index = index
                 self.ended = ended
             }
-            deinit { ended.record(index) }
+            deinit { ended.append(index) }
         }
 
         for index in 0..<iterations {
             let end = EndSignal(index, tasksEnded)
-            let tokenReady = LifetimeRecorder<Cancellation>()
+            let tokenReady = Collected<Cancellation>()
             let token = withCompletion({ result in
                 calls.withLock { $0[index].append(CompletionOutcome(result)) }
-                delivered.record(index)
+                delivered.append(index)
             }) { [end] in
                 _ = end
                 // Start the canceller from inside the work, so that it runs on another thread
@@ -213,13 +214,13 @@ struct WithCompletionTests {
                 let token = tokenReady.values[0]
                 DispatchQueue.global().async {
                     token.cancel()
-                    cancelsDone.record(index)
+                    cancelsDone.append(index)
                 }
                 // Sweep the race window: a little work of varying length (not a wait) before
                 // returning, so both orders happen many times.
                 return index + raceJitter(index % 200) * 0
             }
-            tokenReady.record(token)
+            tokenReady.append(token)
         }
         // Every work Task has ended (its closure was released) and every cancel() has returned:
         // any second call would have been made by now.

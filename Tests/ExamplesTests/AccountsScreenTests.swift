@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Example: AccountsScreen", .timeLimit(.minutes(3)))
 struct AccountsScreenTests {
-    /// The presenter test of DESIGN.md scenario 1: the real facade over fake backends, virtual
+    /// The presenter test of a bank's accounts screen (Examples/AccountsScreen): the real facade over fake backends, virtual
     /// time for the timeout, `runUntilIdle()` for the fire-and-forget deletion.
     @Test func presenterRendersFacadeState_firesAndForgetsCommands_andIsReleasedWithItsSubscription() async throws {
         recordExampleTestingFailuresAsIssues()

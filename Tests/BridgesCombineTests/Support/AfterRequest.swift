@@ -1,4 +1,4 @@
-import Foundation
+import Bridges
 
 #if canImport(Combine)
 import Combine
@@ -21,14 +21,13 @@ struct AfterRequest<Upstream: Publisher>: Publisher {
         upstream.receive(subscriber: Inner(downstream: subscriber, onRequest: onRequest))
     }
 
-    // Combine's rules serialise the calls it makes; `upstreamSubscription` is written once,
-    // before the downstream can call `request` or `cancel`, and read under `lock` after that.
+    // @unchecked Sendable: Combine's rules serialise the calls it makes to `downstream`, and
+    // `upstreamSubscription` is only touched under its lock.
     final class Inner<Downstream: Subscriber>: Subscriber, Subscription, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         let downstream: Downstream
         let onRequest: @Sendable () -> Void
-        let lock = NSLock()
-        var upstreamSubscription: (any Subscription)?
+        let upstreamSubscription = LockedState<(any Subscription)?>(nil)
 
         init(downstream: Downstream, onRequest: @escaping @Sendable () -> Void) {
             self.downstream = downstream
@@ -36,7 +35,7 @@ struct AfterRequest<Upstream: Publisher>: Publisher {
         }
 
         func receive(subscription: any Subscription) {
-            lock.withLock { upstreamSubscription = subscription }
+            upstreamSubscription.withLock { $0 = subscription }
             downstream.receive(subscription: self)
         }
 
@@ -44,11 +43,11 @@ struct AfterRequest<Upstream: Publisher>: Publisher {
         func receive(completion: Subscribers.Completion<Failure>) { downstream.receive(completion: completion) }
 
         func request(_ demand: Subscribers.Demand) {
-            lock.withLock { upstreamSubscription }?.request(demand)
+            upstreamSubscription.withLock { $0 }?.request(demand)
             onRequest()
         }
 
-        func cancel() { lock.withLock { upstreamSubscription }?.cancel() }
+        func cancel() { upstreamSubscription.withLock { $0 }?.cancel() }
     }
 }
 

@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 
 @testable import BridgesCombine
 
@@ -18,8 +19,6 @@ struct ProbeSequence: AsyncSequence, Sendable {
     var count: Int = .max
     var failAt: Int? = nil
 
-    struct ProbeError: Error, Equatable {}
-
     final class Token: Sendable {
         let probe: Probe
         init(_ probe: Probe) { self.probe = probe }
@@ -34,7 +33,7 @@ struct ProbeSequence: AsyncSequence, Sendable {
 
         mutating func next() async throws -> Int? {
             token.probe.nextCalls.increment()
-            if current == failAt { throw ProbeError() }
+            if current == failAt { throw Boom() }
             guard current < count else { return nil }
             // An endless sequence that never suspends would keep a cooperative thread to itself
             // under unlimited demand (the publisher's loop has nothing to wait for): with tests

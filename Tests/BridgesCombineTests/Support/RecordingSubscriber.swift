@@ -1,4 +1,5 @@
 import Bridges
+import TestSupport
 
 @testable import BridgesCombine
 

@@ -12,11 +12,11 @@ import OpenCombine
 
 /// Keeps a weak reference to whatever subscriber attaches, so a test can check that the bridge's
 /// subscriber was released.
-final class WeakSubscriberBox: @unchecked Sendable {  // `object` is only touched through `lock`
-    private let lock = LockedState<AnyObject?>(nil)
-    private weak var weakObject: AnyObject?
-    func set(_ object: AnyObject) { lock.withLock { _ in weakObject = object } }
-    var object: AnyObject? { lock.withLock { _ in weakObject } }
+final class WeakSubscriberBox: Sendable {
+    private struct Reference { weak var object: AnyObject? }
+    private let reference = LockedState(Reference())
+    func set(_ object: AnyObject) { reference.withLock { $0.object = object } }
+    var object: AnyObject? { reference.withLock { $0.object } }
 }
 
 struct SubscriberCapturingPublisher<Upstream: Publisher>: Publisher {

@@ -1,30 +1,22 @@
 import Bridges
 import Dispatch
+import TestSupport
 
 /// Hands the sink of a stream's builder to the test, which then plays the producer.
 final class SinkBox<Element, Failure: Error>: Sendable {
-    private let lock = NSLockish()
-    nonisolated(unsafe) private var _sink: CallbackStream<Element, Failure>.Sink?  // guarded by `lock`
+    private let state = LockedState<CallbackStream<Element, Failure>.Sink?>(nil)
     let ready = Signal()
 
     func set(_ sink: CallbackStream<Element, Failure>.Sink) {
-        lock.withLock { _sink = sink }
+        state.withLock { $0 = sink }
         ready.open()
     }
 
     /// The sink; traps if the builder has not run (tests await `ready` first).
-    var sink: CallbackStream<Element, Failure>.Sink { lock.withLock { _sink! } }
+    var sink: CallbackStream<Element, Failure>.Sink { state.withLock { $0! } }
 
     /// Releases the test's copy of the sink.
-    func clear() { lock.withLock { _sink = nil } }
-}
-
-/// A thread-safe counter.
-final class Counter: Sendable {
-    private let lock = NSLockish()
-    nonisolated(unsafe) private var _value = 0  // guarded by `lock`
-    func increment() { lock.withLock { _value += 1 } }
-    var value: Int { lock.withLock { _value } }
+    func clear() { state.withLock { $0 = nil } }
 }
 
 /// Counts teardowns and builder runs of the streams it builds, and signals each teardown.

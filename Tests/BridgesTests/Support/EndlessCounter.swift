@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -6,7 +7,7 @@ import Testing
 /// An endless sequence of 0, 1, 2, … that stops when its task is cancelled, and whose iterator's
 /// release opens a gate (so a test knows the loop is over).
 struct EndlessCounter: AsyncSequence, Sendable {
-    let released: LifetimeGate
+    let released: Gate
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let signal: DeinitSignal

@@ -1,85 +1,15 @@
 import Dispatch
+import TestSupport
 
-// Gates, recorders and tracked objects for the lifetime tests (WithCompletion, Subscribe,
-// WeakOwner suites). Everything is awaited through continuations: nothing sleeps or spins.
+// Tracked objects and streams for the lifetime tests (WithCompletion, Subscribe, WeakOwner
+// suites), which wait on TestSupport's gates and collections: nothing sleeps or spins.
 @testable import Bridges
-
-/// A one-shot signal: `wait()` returns once `open()` has been called (before or after).
-final class LifetimeGate: Sendable {
-    private struct State {
-        var isOpen = false
-        var waiters: [UnsafeContinuation<Void, Never>] = []
-    }
-
-    private let state = LockedState<State>(State())
-
-    init() {}
-
-    func open() {
-        let waiters = state.withLock { state -> [UnsafeContinuation<Void, Never>] in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    var isOpen: Bool { state.withLock { $0.isOpen } }
-
-    func wait() async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-}
-
-/// Records values from any thread; `wait(count:)` returns once that many were recorded.
-final class LifetimeRecorder<Value: Sendable>: Sendable {
-    private struct State {
-        var values: [Value] = []
-        var waiters: [(count: Int, continuation: UnsafeContinuation<Void, Never>)] = []
-    }
-
-    private let state = LockedState<State>(State())
-
-    init() {}
-
-    func record(_ value: Value) {
-        let ready = state.withLock { state -> [UnsafeContinuation<Void, Never>] in
-            state.values.append(value)
-            let count = state.values.count
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-            state.waiters.removeAll { $0.count <= count }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    var values: [Value] { state.withLock { $0.values } }
-    var count: Int { state.withLock { $0.values.count } }
-
-    func wait(count: Int) async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.values.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-}
 
 /// An object whose deallocation opens a gate: captured by a closure (and by nothing else) to
 /// observe the closure's release, e.g. `{ [end = DeinitSignal(workEnded)] in _ = end; … }`.
 final class DeinitSignal: Sendable {
-    let gate: LifetimeGate
-    init(_ gate: LifetimeGate) { self.gate = gate }
+    let gate: Gate
+    init(_ gate: Gate) { self.gate = gate }
     deinit { gate.open() }
 }
 
@@ -87,16 +17,12 @@ final class DeinitSignal: Sendable {
 struct TrackedStream<Element: Sendable>: Sendable {
     let stream: AsyncStream<Element>
     let continuation: AsyncStream<Element>.Continuation
-    let tornDown = LifetimeGate()
+    let tornDown = Gate()
 
     init(_: Element.Type = Element.self) {
         (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         continuation.onTermination = { [tornDown] _ in tornDown.open() }
     }
-}
-
-struct LifetimeTestError: Error, Equatable {
-    let code: Int
 }
 
 private let mainQueueKey: DispatchSpecificKey<UInt8> = {

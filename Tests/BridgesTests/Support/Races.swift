@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -13,7 +14,7 @@ enum CompletionOutcome: Equatable, Sendable {
     init(_ result: Result<Int, any Error>) {
         switch result {
         case .success(let value): self = .value(value)
-        case .failure(let error as LifetimeTestError): self = .failure(error.code)
+        case .failure(let error as TestError): self = .failure(error.code)
         case .failure(is CancellationError): self = .cancelled
         case .failure(let error): self = .otherError("\(error)")
         }

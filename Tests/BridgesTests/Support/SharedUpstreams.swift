@@ -1,4 +1,5 @@
 import BridgesTesting
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -192,10 +193,9 @@ struct FailingNumbers: AsyncSequence, Sendable {
 
 /// How many `LiveObject`s of one count are alive.
 final class LiveCount: Sendable {
-    private let lock = NSLockish()
-    nonisolated(unsafe) private var _value = 0  // guarded by `lock`
-    func add(_ delta: Int) { lock.withLock { _value += delta } }
-    var value: Int { lock.withLock { _value } }
+    private let state = LockedState(0)
+    func add(_ delta: Int) { state.withLock { $0 += delta } }
+    var value: Int { state.withLock { $0 } }
 }
 
 /// Counted alive in its `LiveCount` from init to deinit.

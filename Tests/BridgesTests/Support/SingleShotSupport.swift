@@ -24,34 +24,12 @@ final class Signal: Sendable {
     }
 }
 
-/// A thread-safe list of values, for recording what callbacks received.
-final class Collected<Value: Sendable>: Sendable {
-    private let lock = NSLockish()
-    nonisolated(unsafe) private var _values: [Value] = []  // guarded by `lock`
-
-    func append(_ value: Value) { lock.withLock { _values.append(value) } }
-    var values: [Value] { lock.withLock { _values } }
-    var count: Int { lock.withLock { _values.count } }
-}
-
-/// A tiny lock for test support (the library's lock is internal).
-final class NSLockish: Sendable {
-    private let semaphore = DispatchSemaphore(value: 1)
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        semaphore.wait()
-        defer { semaphore.signal() }
-        return try body()
-    }
-}
-
 /// Lives as long as whatever captures it; lets a test check that it was released.
 final class Canary: Sendable {
     let released: Signal?
     init(released: Signal? = nil) { self.released = released }
     deinit { released?.open() }
 }
-
-struct TestError: Error, Equatable { let code: Int }
 
 /// A weak reference that can be filled in from a `@Sendable` closure.
 // `object` is only written before it is read, across an await
@@ -70,18 +48,4 @@ func suspendUntilCancelled() async throws {
         continuation.finish()
     }
     throw CancellationError()
-}
-
-/// A value handed from one thread to another through a lock: `set` it, `take` it once.
-final class LockedBox<Value>: @unchecked Sendable {  // `_value` is only touched under `lock`
-    private let lock = NSLockish()
-    private var _value: Value
-    init(_ value: Value) { _value = value }
-    func set(_ value: Value) { lock.withLock { _value = value } }
-    func take<Wrapped>() -> Wrapped? where Value == Wrapped? {
-        lock.withLock {
-            defer { _value = nil }
-            return _value
-        }
-    }
 }

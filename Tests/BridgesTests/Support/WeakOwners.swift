@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Bridges
@@ -8,22 +9,22 @@ final class ItemsViewModel {
     var items: [Int] = []
     var updatesOnMainActor: [Bool] = []
     let bag = CancellationBag()
-    private let updates: LifetimeRecorder<[Int]>
-    private let deinitGate: LifetimeGate
+    private let updates: Collected<[Int]>
+    private let deinitGate: Gate
 
-    init(updates: LifetimeRecorder<[Int]>, deinitGate: LifetimeGate) {
+    init(updates: Collected<[Int]>, deinitGate: Gate) {
         self.updates = updates
         self.deinitGate = deinitGate
     }
 
     /// `probe` is released when the loop's Task has ended (it lives in the handler's captures).
     func bind<S: AsyncSequence & Sendable>(to items: S, probe: DeinitSignal) where S.Element == [Int] {
-        // The shape DESIGN.md and README promise, inside a @MainActor type, without warnings.
+        // The shape README promises, inside a @MainActor type, without warnings.
         items.forEach(weak: self, in: bag) { [probe] owner, items in
             _ = probe
             owner.items = items
             owner.updatesOnMainActor.append(isOnMainActor())
-            owner.updates.record(items)
+            owner.updates.append(items)
         }
     }
 
@@ -33,8 +34,8 @@ final class ItemsViewModel {
 /// A plain (non-actor) owner.
 final class PlainOwner: Sendable {
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    private let deinitGate: Gate
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
     deinit { deinitGate.open() }
 }
 
@@ -42,26 +43,26 @@ final class PlainOwner: Sendable {
 actor ActorOwner {
     private(set) var values: [Int] = []
     let bag = CancellationBag()
-    private let deinitGate: LifetimeGate
+    private let deinitGate: Gate
 
-    init(deinitGate: LifetimeGate) { self.deinitGate = deinitGate }
+    init(deinitGate: Gate) { self.deinitGate = deinitGate }
 
-    func listen(to stream: AsyncStream<Int>, updates: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    func listen(to stream: AsyncStream<Int>, updates: Collected<Int>, probe: DeinitSignal) {
         stream.forEach(weak: self, in: bag) { [probe] owner, value in
             _ = probe
             await owner.append(value)
-            updates.record(value)
+            updates.append(value)
         }
     }
 
-    func load(work: LifetimeGate, applied: LifetimeRecorder<Int>, probe: DeinitSignal) {
+    func load(work: Gate, applied: Collected<Int>, probe: DeinitSignal) {
         runTask(weak: self, in: bag) {
             await work.wait()
             return 5
         } then: { [probe] owner, result in
             _ = probe
             await owner.append((try? result.get()) ?? -1)
-            applied.record((try? result.get()) ?? -1)
+            applied.append((try? result.get()) ?? -1)
         }
     }
 
@@ -72,11 +73,11 @@ actor ActorOwner {
 
 /// An owner that does what the issue warns about: `Task { for await x in seq { self.x = x } }`.
 final class NaiveOwner: Sendable {
-    private let values = LifetimeRecorder<Int>()
-    private let deinitGate: LifetimeGate
-    init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: LifetimeGate) where S.Element == Int {
+    private let values = Collected<Int>()
+    private let deinitGate: Gate
+    init<S: AsyncSequence & Sendable>(listeningTo sequence: S, deinitGate: Gate) where S.Element == Int {
         self.deinitGate = deinitGate
-        Task { for try await value in sequence { self.values.record(value) } }
+        Task { for try await value in sequence { self.values.append(value) } }
     }
     deinit { deinitGate.open() }
 }

@@ -1,27 +1,27 @@
 import Bridges
 import Dispatch
+import TestSupport
 import Testing
 
 /// A legacy API in the shapes Bridges adapts. It keeps the handler until the test decides what
 /// to do with it: call it (once, twice), or drop it.
 final class LegacyAPI<Handler: Sendable>: Sendable {
-    private let lock = NSLockish()
-    nonisolated(unsafe) private var handler: Handler?  // guarded by `lock`
+    private let handler = LockedState<Handler?>(nil)
     let started = Signal()
     let cancelled = Collected<Void>()
 
     /// Starts a call: keeps the handler and returns a token that records cancellation.
     func start(_ handler: Handler) -> Cancellation {
-        lock.withLock { self.handler = handler }
+        self.handler.withLock { $0 = handler }
         started.open()
         return Cancellation { [cancelled] in cancelled.append(()) }
     }
 
     /// The stored handler (still stored: call it as many times as the test likes).
-    var stored: Handler { lock.withLock { handler! } }
+    var stored: Handler { handler.withLock { $0! } }
 
     /// Releases the handler without calling it.
-    func drop() { lock.withLock { handler = nil } }
+    func drop() { handler.withLock { $0 = nil } }
 }
 
 /// Captures every diagnostic reported by bridges created inside `body`.

@@ -4,6 +4,6 @@ import Dispatch
 /// purpose (a deadlocked job, a thread that must not start yet). Synchronous on purpose: Apple's
 /// Dispatch marks `DispatchSemaphore.wait()` unavailable in async code (an error in Swift 6
 /// mode), so async code that must block calls this function instead.
-func blockThread(until semaphore: DispatchSemaphore) {
+package func blockThread(until semaphore: DispatchSemaphore) {
     semaphore.wait()
 }
