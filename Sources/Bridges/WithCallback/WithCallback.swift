@@ -9,6 +9,7 @@
 /// After:  `let user = try await withCallback { done in client.fetchUser(id, completion: done) }`
 ///
 /// Return a ``Cancellation`` from the body to make the legacy call cancellable:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `client` and `id` -->
 /// ```swift
 /// let user = try await withCallback { done in
 ///     let request = client.fetchUser(id, completion: done)
@@ -86,6 +87,7 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
 ///
 /// Before: `session.dataTask(with: url) { data, _, error in … }`
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `session` and `url` -->
 /// ```swift
 /// let data = try await withCallback { done in
 ///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }

@@ -10,12 +10,13 @@
 
 /// The `Result<T, E>` form of `withCallback` with `onLateResult` written after the body, where
 /// its parameter's type needs no spelling:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `client` and `id` -->
 /// ```swift
 /// let user = try await withCallback { done in
 ///     let request = client.fetchUser(id, completion: done)
 ///     return Cancellation { request.cancel() }
 /// } onLateResult: { late in
-///     if case .success(let user) = late { user.close() }
+///     if case .success(let user) = late { print("\(user.name) arrived after the caller left") }
 /// }
 /// ```
 @inlinable

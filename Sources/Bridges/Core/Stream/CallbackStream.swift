@@ -1,5 +1,6 @@
 /// An `AsyncSequence` fed by callbacks or a delegate, with a buffering policy and a teardown.
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with a legacy `manager` -->
 /// ```swift
 /// let locations = CallbackStream<Location, any Error>(buffering: .latest) { sink in
 ///     let proxy = LocationDelegate(sink)         // retained by the stream until teardown
@@ -7,7 +8,7 @@
 ///     manager.start()
 ///     return Cancellation { manager.stop(); manager.delegate = nil; _ = proxy }
 /// }
-/// for try await location in locations { … }
+/// for try await location in locations { show(location) }
 /// ```
 ///
 /// - **Cold**: the builder runs when a consumer first calls `next()` (awaited there, in the
@@ -101,6 +102,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     /// Creates a cold stream whose teardown learns why the stream ended.
     ///
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `observe(onChange:onError:)` and `log` -->
     /// ```swift
     /// let rows = CallbackStream<[Row], any Error> { sink in
     ///     let observation = observe(onChange: { sink.yield($0) }, onError: { sink.finish(throwing: $0) })
