@@ -153,15 +153,24 @@ public struct User: Equatable {
 
 /// A user request in flight, as `WeatherRequest`: not thread-safe, cancelled with `cancel()`.
 public final class UserRequest {
+    public let id: Int
     public private(set) var isCancelled = false
+    public private(set) var cancelledOnMainQueue = false
+    /// Called after `cancel()` did its work (tests wait on it).
+    public var onCancel: ((UserRequest) -> Void)?
     var completion: ((User?, Error?) -> Void)?
 
-    init(completion: @escaping (User?, Error?) -> Void) { self.completion = completion }
+    init(id: Int, completion: @escaping (User?, Error?) -> Void) {
+        self.id = id
+        self.completion = completion
+    }
 
     public func cancel() {
         guard !isCancelled else { return }
         isCancelled = true
+        cancelledOnMainQueue = isOnMainQueue()
         finish(nil, LegacyError.cancelled)
+        onCancel?(self)
     }
 
     func finish(_ user: User?, _ error: Error?) {
@@ -174,20 +183,23 @@ public final class UserRequest {
 /// An Objective-C-style client: `(value?, error?)` completion handlers, a handle to cancel.
 public final class LegacyUserClient {
     public private(set) var requests: [UserRequest] = []
+    /// Called with each new request (tests wait on it).
+    public var onRequest: ((UserRequest) -> Void)?
 
     public init() {}
 
     @discardableResult
     public func fetchUser(_ id: Int, completion: @escaping (User?, Error?) -> Void) -> UserRequest {
-        let request = UserRequest(completion: completion)
+        let request = UserRequest(id: id, completion: completion)
         requests.append(request)
+        onRequest?(request)
         return request
     }
 
     /// An avatar's bytes, through the same kind of handle.
     @discardableResult
     public func fetchAvatar(for user: User, completion: @escaping (Data?, Error?) -> Void) -> UserRequest {
-        let request = UserRequest { _, error in completion(error == nil ? Data() : nil, error) }
+        let request = UserRequest(id: user.id) { _, error in completion(error == nil ? Data() : nil, error) }
         requests.append(request)
         return request
     }

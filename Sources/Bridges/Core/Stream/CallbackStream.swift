@@ -220,9 +220,10 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         }
 
         /// A handler made in an actor's isolation, with that actor: it may capture the actor's
-        /// non-`Sendable` state, and runs only there.
+        /// non-`Sendable` state, and runs only there. A class, so that `Kind` stays two words and
+        /// the stream's state its size.
         @usableFromInline
-        struct IsolatedHandler: @unchecked Sendable {
+        final class IsolatedHandler: @unchecked Sendable {
             // @unchecked Sendable: `handler` is called only on `isolation`, the actor whose region
             // it was made in (`run` enqueues it there, as `Cancellation.cancel()` does an action).
             @usableFromInline let handler: (Termination) -> Void
