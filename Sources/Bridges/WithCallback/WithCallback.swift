@@ -139,6 +139,11 @@ public func withCallback<Success>(
 /// After:  `let place = try await withCallback { done in locator.currentPlace(completion: done) }`
 ///
 /// It still `throws`: cancellation, a timeout or a dropped handler end the wait.
+///
+/// Disfavored: for an `(Error?)` handler, `Success == (any Error)?` fits too, and an untyped
+/// `onLateResult:` written before the body could bind this shape, returning the error as the
+/// call's value instead of throwing it. The `(Error?)` shape wins there.
+@_disfavoredOverload
 @inlinable
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,
