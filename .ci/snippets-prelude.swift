@@ -223,6 +223,17 @@ public final class LegacyTitleAPI {
     public func fetch(completion: @escaping (Result<String, Error>) -> Void) {}
 }
 
+/// The SDK's network layer (MIGRATION's `WeatherClient` declaration calls it).
+public final class WeatherTransport {
+    private let client = WeatherClient()
+    public init() {}
+    public func get(
+        _ path: String, completion: @escaping (Result<Forecast, WeatherError>) -> Void
+    ) -> WeatherRequest {
+        client.forecast(for: path, completion: completion)
+    }
+}
+
 /// The same app's code before the migration: Swift 5, Combine, completion handlers.
 open class LegacyAppModel {
     public let client = LegacyUserClient()
