@@ -8,7 +8,8 @@ import PackageDescription
 // and applies on Linux only: with the trait off nothing is fetched, for this package or its users.
 // On Apple platforms `BridgesCombine` uses Apple's Combine.
 
-/// OpenCombine for `BridgesCombine` and the examples that use Combine: Linux, with the trait on.
+/// OpenCombine for `BridgesCombine`, BridgesTesting's `DemandRecordingPublisher` and the examples
+/// that use Combine: Linux, with the trait on.
 let openCombineOnLinux: Target.Dependency = .product(
     name: "OpenCombine",
     package: "OpenCombine",
@@ -75,10 +76,14 @@ let package = Package(
         // What needs C (see its header): a flag read without a lock, and the futex lock on Linux.
         .target(name: "CBridgesRuntime"),
         .target(name: "BridgesCombine", dependencies: ["Bridges", openCombineOnLinux], swiftSettings: availability),
-        .target(name: "BridgesTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
+        .target(
+            name: "BridgesTesting", dependencies: ["Bridges", "BridgesQuiescence", openCombineOnLinux],
+            swiftSettings: availability),
         // BridgesTesting's helpers without XCTest and Testing (its folders, linked), for the
         // executables: an executable that links a test framework does not load on macOS.
-        .target(name: "ExampleTesting", dependencies: ["Bridges", "BridgesQuiescence"], swiftSettings: availability),
+        .target(
+            name: "ExampleTesting", dependencies: ["Bridges", "BridgesQuiescence", openCombineOnLinux],
+            swiftSettings: availability),
         // withSerialTasks' scheduler: the one owner of the runtime's enqueue hook in a process, shared
         // by BridgesTesting and ExampleTesting (both are linked into the package's test bundle).
         .target(name: "BridgesQuiescence", dependencies: ["Bridges"], swiftSettings: availability),

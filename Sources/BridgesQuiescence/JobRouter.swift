@@ -57,18 +57,6 @@ import Glibc
 import Musl
 #endif
 
-/// The runtime's id of a job's task (0 for a job that is not a task, or where the runtime has
-/// no such entry point). Task ids are 64-bit and never reused within a process.
-package func _taskID(of job: UnownedJob) -> UInt64 {
-    RuntimeEntryPoints.getJobTaskID.map { $0(job) } ?? 0
-}
-
-/// The runtime's id of the current task, or nil outside a task.
-package func currentTaskID() -> UInt64? {
-    // An `UnsafeCurrentTask` is a pointer to the task, which is a job.
-    withUnsafeCurrentTask { task in task.map { _taskID(of: unsafeBitCast($0, to: UnownedJob.self)) } }
-}
-
 package final class JobRouter: Sendable {
     package typealias Original = @convention(thin) (UnownedJob) -> Void
     package typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
@@ -269,7 +257,7 @@ package final class JobRouter: Sendable {
     }
 
     /// A job enqueued on `HopExecutor`: routed as if it had come through the hook.
-    fileprivate func reroute(_ job: UnownedJob) {
+    func reroute(_ job: UnownedJob) {
         // Set by the hook call that brought the first job `HopExecutor` ran.
         guard let original = state.withLock({ $0.original }) else {
             preconditionFailure("HopExecutor ran a job the hook never saw")
@@ -283,88 +271,3 @@ package final class JobRouter: Sendable {
     private static let mainQueueMarked: Void = DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
 
 }
-
-/// The two runtime entry points BridgesTesting uses, looked up by name when first needed (never
-/// linked), so that a test bundle linking BridgesTesting loads on every OS: where the runtime
-/// lacks one, `withSerialTasks` reports it and leaves every task alone.
-package enum RuntimeEntryPoints {
-    /// The runtime's variable through which the global executor's enqueue can be taken over.
-    // written only under JobRouter's lock
-    package nonisolated(unsafe) static let enqueueGlobalHook: UnsafeMutablePointer<JobRouter.Hook?>? =
-        lookUp("swift_task_enqueueGlobal_hook").map { $0.assumingMemoryBound(to: JobRouter.Hook?.self) }
-
-    /// `swift_task_getJobTaskId`: exported by the runtime of macOS 14, iOS 17, tvOS 17,
-    /// watchOS 10 and every Linux toolchain (the Swift 5.9 runtime); absent before.
-    package static let getJobTaskID: (@convention(thin) (UnownedJob) -> UInt64)? =
-        lookUp("swift_task_getJobTaskId").map { unsafeBitCast($0, to: (@convention(thin) (UnownedJob) -> UInt64).self) }
-
-    package static let missingMessage =
-        "withSerialTasks needs the Swift runtime's swift_task_enqueueGlobal_hook and swift_task_getJobTaskId "
-        + "(macOS 14, iOS 17, tvOS 17, watchOS 10 or later; Linux): this runtime lacks one, so runUntilIdle() cannot see tasks"
-
-    private static func lookUp(_ name: String) -> UnsafeMutableRawPointer? {
-        dlsym(dlopen(nil, RTLD_NOW), name)
-    }
-}
-
-/// Counts jobs of tasks that left the main actor and have not finished their step yet.
-package final class MainHops: Sendable {
-    private struct State {
-        var inFlight = 0
-        var done = 0
-        var waiters: [OneShot<Bool>] = []
-    }
-
-    private let state = LockedState(State())
-
-    /// How many such jobs have finished so far.
-    package var done: Int { state.withLock { $0.done } }
-
-    package func begin() {
-        state.withLock { $0.inFlight += 1 }
-    }
-
-    package func end() {
-        let waiters = state.withLock { state -> [OneShot<Bool>] in
-            state.inFlight -= 1
-            state.done += 1
-            guard state.inFlight == 0 else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(true) }
-    }
-
-    /// Waits until no such job is in flight, or until `deadline` (then returns false).
-    package func waitUntilNoneInFlight(deadline: DispatchTime) async -> Bool {
-        if state.withLock({ $0.inFlight == 0 }) { return true }
-        return await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
-            let waiter = OneShot(continuation)
-            let idle = state.withLock { state -> Bool in
-                if state.inFlight == 0 { return true }
-                state.waiters.append(waiter)
-                return false
-            }
-            if idle {
-                DispatchQueue.global().async { waiter.resume(true) }
-            } else {
-                DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.resume(false) }
-            }
-        }
-    }
-}
-
-/// Where a job of a task that belongs to no scope runs after it left the main actor (see
-/// `JobRouter.route`): a task executor, or before macOS 15 a serial executor (nonisolated code
-/// does not depend on the identity of the executor it runs on). What the task enqueues on it
-/// goes back through the router.
-package final class HopExecutor: SerialExecutor {
-    package static let shared = HopExecutor()
-    package func enqueue(_ job: UnownedJob) { JobRouter.shared.reroute(job) }
-
-    /// Written out: the protocol's default is available only from macOS 14 / iOS 17.
-    package func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
-}
-
-@available(BridgesTypedSequence, *)
-extension HopExecutor: TaskExecutor {}

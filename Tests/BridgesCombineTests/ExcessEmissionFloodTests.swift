@@ -1,5 +1,6 @@
 import Bridges
 import BridgesCombine
+import BridgesTesting
 import Testing
 
 #if canImport(Combine)

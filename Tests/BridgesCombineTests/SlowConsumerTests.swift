@@ -1,4 +1,5 @@
 import Bridges
+import BridgesTesting
 import Testing
 
 @testable import BridgesCombine

@@ -32,8 +32,8 @@ import Testing
                 tracker.track(proxy, as: "delegate proxy")
                 let recorder = Self.locations(from: source, proxy: proxy).record()
                 let subscription = try await source.nextSubscription()
-                source.emit(1)
-                source.emit(2)
+                source.yield(1)
+                source.yield(2)
                 #expect(try await recorder.next() == 1)
                 #expect(try await recorder.next() == 2)
                 source.finish()
@@ -49,8 +49,8 @@ import Testing
         let source = FakeEventSource<Int>()
         let recorder = Self.locations(from: source, proxy: Proxy()).record()
         let subscription = try await source.nextSubscription()
-        source.emit(7)
-        source.fail(Failure())
+        source.yield(7)
+        source.finish(throwing: Failure())
         #expect(try await recorder.next() == 7)
         await recorder.expectFailure(Failure())
         await subscription.waitForTeardown()
@@ -68,7 +68,7 @@ import Testing
             await subscription.waitForTeardown()
             await recorder.waitForEnd()
             #expect(source.subscriberCount == 0)
-            #expect(source.emit(1) == 0)
+            #expect(source.yield(1) == 0)
         }
     }
 
@@ -88,7 +88,7 @@ import Testing
             }
             #expect(source.subscribeCount == 0)  // cold, and serial: the consumer has not run yet
             await runUntilIdle()  // it subscribed and waits for an element
-            for value in 1...5 { source.emit(value) }  // 1 goes to the waiting consumer; 2...5 conflate to 5
+            for value in 1...5 { source.yield(value) }  // 1 goes to the waiting consumer; 2...5 conflate to 5
             #expect(await consumer.value == [1, 5])
             await runUntilIdle()
             #expect(source.teardownCount == 1)

@@ -19,7 +19,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
         try await withLeakTracking { tracker in
             let manager = FakeDelegateSource<Readings>()
             tracker.track(manager)
-            manager.whenStarted = { $0.send(1) }  // a first reading at once, as managers do
+            manager.whenStarted = { $0.yield(1) }  // a first reading at once, as managers do
             let (tornDown, tornDownSignal) = AsyncStream.makeStream(of: Void.self)
             let readings = CallbackStream<Int, any Error>(buffering: .unbounded) { sink in
                 let proxy = Readings(sink)
@@ -36,7 +36,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
             for try await reading in readings {
                 received.append(reading)
                 if reading == 1 {
-                    #expect(manager.send(2), "the stream keeps the weakly held proxy alive")
+                    #expect(manager.yield(2), "the stream keeps the weakly held proxy alive")
                 } else {
                     break
                 }
@@ -45,7 +45,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
             for await _ in tornDown {}
             #expect(manager.calls == [.delegateSet, .start, .stop, .delegateCleared])
             #expect(!manager.isRunning)
-            #expect(!manager.send(3))
+            #expect(!manager.yield(3))
         }
     }
 
@@ -54,7 +54,7 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
         await withLeakTracking { tracker in
             let manager = FakeDelegateSource<Readings>()
             tracker.track(manager)
-            manager.whenStarted = { $0.fail(Failure()) }
+            manager.whenStarted = { $0.finish(throwing: Failure()) }
             let readings = CallbackStream<Int, any Error>(buffering: .unbounded) { sink in
                 let proxy = Readings(sink)
                 tracker.track(proxy)

@@ -21,8 +21,8 @@ import Testing
         let recorder = Self.stream(source).record()
         let subscription = try await source.nextSubscription()
         #expect(source.subscriberCount == 1)
-        #expect(source.emit(1) == 1)
-        #expect(source.emit(2) == 1)
+        #expect(source.yield(1) == 1)
+        #expect(source.yield(2) == 1)
         #expect(try await recorder.next() == 1)
         #expect(try await recorder.next() == 2)
         source.finish()
@@ -31,15 +31,15 @@ import Testing
         #expect(source.subscriberCount == 0)
         #expect(source.subscribeCount == 1)
         #expect(source.teardownCount == 1)
-        #expect(source.emit(3) == 0)  // a finished subscription receives nothing more
+        #expect(source.yield(3) == 0)  // a finished subscription receives nothing more
     }
 
     @Test func fail_reachesTheConsumer() async throws {
         let source = FakeEventSource<Int>()
         let recorder = Self.stream(source).record()
         let subscription = try await source.nextSubscription()
-        source.emit(1)
-        source.fail(Failure())
+        source.yield(1)
+        source.finish(throwing: Failure())
         #expect(try await recorder.next() == 1)
         await recorder.expectFailure(Failure())
         await subscription.waitForTeardown()
@@ -77,13 +77,13 @@ import Testing
         let second = Self.stream(source).record()
         _ = try await source.nextSubscription()
         _ = try await source.nextSubscription()
-        #expect(source.emit(10) == 2)
+        #expect(source.yield(10) == 2)
         #expect(try await first.next() == 10)
         #expect(try await second.next() == 10)
         first.cancel()
         await first.waitForEnd()  // the stream terminated, and its onTermination tore down
         #expect(source.teardownCount == 1)
-        #expect(source.emit(11) == 1)
+        #expect(source.yield(11) == 1)
         #expect(try await second.next() == 11)
         source.finish()
         await second.expectFinished()

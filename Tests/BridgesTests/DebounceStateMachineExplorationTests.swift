@@ -129,13 +129,13 @@ private struct DebounceModel: ExplorationModel {
             switch machine.timerTick(sleptUntil: slept) {
             case .sleep(let deadline):
                 timers[index] = .sleeping(until: deadline)
-            case .fired(let mustDeliver):
+            case .fired(let mustEmit):
                 timers[index] = .done
                 guard let newest = arrived.last else { return ["a timer fired with nothing arrived"] }
                 if now < newest.at + Self.interval {
                     broken.append("element \(newest.element) emitted at \(now), before its window ended")
                 }
-                deliver(saying: mustDeliver, after: event, &broken)
+                emit(saying: mustEmit, after: event, &broken)
             case .stop:
                 timers[index] = .done
             }
@@ -148,16 +148,16 @@ private struct DebounceModel: ExplorationModel {
         case .upstreamEnds(let failing):
             upstream = .ended
             if failing && !terminated { failed = true }
-            let (mustDeliver, timer) = machine.upstreamEnded(failing ? Boom() : nil)
+            let (mustEmit, timer) = machine.upstreamEnded(failing ? Boom() : nil)
             cancel(timer, &broken)
-            deliver(saying: mustDeliver, after: event, &broken)
+            emit(saying: mustEmit, after: event, &broken)
         case .teardown:
             terminated = true
             cancel(machine.terminate(), &broken)
         }
         if cancels.values.contains(where: { $0 > 1 }) { broken.append("a timer was cancelled twice: \(cancels)") }
         if liveTimers.count > 1 { broken.append("timers \(liveTimers) are live at once") }
-        // The operator decides emissions only after the events that return `mustDeliver`: anything
+        // The operator decides emissions only after the events that return `mustEmit`: anything
         // left here would reach the stream in a later critical section, or never.
         if !machine.emissions.events.isEmpty {
             broken.append(
@@ -169,15 +169,15 @@ private struct DebounceModel: ExplorationModel {
         return broken
     }
 
-    /// Moves the emissions downstream, as the operator does under its lock when `mustDeliver`.
-    mutating func deliver(saying mustDeliver: Bool, after event: Event, _ broken: inout [String]) {
+    /// Moves the emissions downstream, as the operator does under its lock when `mustEmit`.
+    mutating func emit(saying mustEmit: Bool, after event: Event, _ broken: inout [String]) {
         let posted = machine.emissions.events.count
-        if mustDeliver != (posted > 0) {
-            broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted")
+        if mustEmit != (posted > 0) {
+            broken.append("\(event) said mustEmit \(mustEmit) with \(posted) events posted")
         }
         // Bounded work per event: at most the pending element and the end.
         if posted > 2 { broken.append("\(event) posted \(posted) events") }
-        guard mustDeliver else { return }
+        guard mustEmit else { return }
         while let emitted = machine.emissions.events.popFirst() {
             if terminated { broken.append("\(emitted) delivered after the consumer left") }
             if delivered.last?.hasPrefix("end") == true { broken.append("\(emitted) delivered after the end") }
@@ -196,12 +196,13 @@ private struct DebounceModel: ExplorationModel {
         }
     }
 
-    /// Whether the machine holds an element not emitted yet (a private field, read by reflection).
+    /// Whether the machine holds an element not emitted yet: its private phase is `.pending`
+    /// (read by reflection).
     var hasPending: Bool {
-        guard let pending = Mirror(reflecting: machine).descendant("pending") else {
-            preconditionFailure("DebounceStateMachine no longer has `pending`: update the model")
+        guard let phase = Mirror(reflecting: machine).descendant("phase") else {
+            preconditionFailure("DebounceStateMachine no longer has `phase`: update the model")
         }
-        return Mirror(reflecting: pending).children.first != nil
+        return Mirror(reflecting: phase).children.first?.label == "pending"
     }
 
     mutating func cancel(_ task: Task<Void, Never>?, _ broken: inout [String]) {

@@ -134,7 +134,7 @@ struct DiagnosticsLedgerTests {
         #expect(released == nil)
     }
 
-    /// README's before/after for ``BridgeDiagnostic/occurrences``.
+    /// GUARANTEES.md's before/after for ``BridgeDiagnostic/occurrences``.
     @Test func occurrences_readAfterTheFlood_countEveryMisuse() async throws {
         let flooded = Collected<BridgeDiagnostic>()
         do {

@@ -110,14 +110,14 @@ private struct MapLatestModel: ExplorationModel {
             transforms[generation] = machine.mayStart(generation: generation) ? .running : .done
         case .finish(let generation, let failing):
             transforms[generation] = .done
-            let mustDeliver = machine.transformFinished(
+            let mustEmit = machine.transformFinished(
                 generation: generation, failing ? .failure(Boom()) : .success(generation))
-            deliver(saying: mustDeliver, after: event, &broken)
+            emit(saying: mustEmit, after: event, &broken)
         case .upstreamEnds(let failing):
             upstream = .ended
-            let (mustDeliver, cancelled) = machine.upstreamEnded(failing ? Boom() : nil)
+            let (mustEmit, cancelled) = machine.upstreamEnded(failing ? Boom() : nil)
             cancel(cancelled, &broken)
-            deliver(saying: mustDeliver, after: event, &broken)
+            emit(saying: mustEmit, after: event, &broken)
         case .teardown:
             terminated = true
             cancel(machine.terminate(), &broken)
@@ -125,7 +125,7 @@ private struct MapLatestModel: ExplorationModel {
         if cancels.values.contains(where: { $0 > 1 }) {
             broken.append("a transform task was cancelled twice: \(cancels)")
         }
-        // The operator decides emissions only after the events that return `mustDeliver`: anything
+        // The operator decides emissions only after the events that return `mustEmit`: anything
         // left here would reach the stream in a later critical section, or never.
         if !machine.emissions.events.isEmpty {
             broken.append(
@@ -134,15 +134,15 @@ private struct MapLatestModel: ExplorationModel {
         return broken
     }
 
-    /// Moves the emissions downstream, as the operator does under its lock when `mustDeliver`.
-    mutating func deliver(saying mustDeliver: Bool, after event: Event, _ broken: inout [String]) {
+    /// Moves the emissions downstream, as the operator does under its lock when `mustEmit`.
+    mutating func emit(saying mustEmit: Bool, after event: Event, _ broken: inout [String]) {
         let posted = machine.emissions.events.count
-        if mustDeliver != (posted > 0) {
-            broken.append("\(event) said mustDeliver \(mustDeliver) with \(posted) events posted")
+        if mustEmit != (posted > 0) {
+            broken.append("\(event) said mustEmit \(mustEmit) with \(posted) events posted")
         }
         // Bounded work per event: at most the current result and the end.
         if posted > 2 { broken.append("\(event) posted \(posted) events") }
-        guard mustDeliver else { return }
+        guard mustEmit else { return }
         while let emitted = machine.emissions.events.popFirst() {
             if terminated { broken.append("\(emitted) delivered after the consumer left") }
             if delivered.last?.hasPrefix("end") == true { broken.append("\(emitted) delivered after the end") }

@@ -22,15 +22,15 @@ struct OwnedTaskStateMachineExplorationTests {
 
 private struct OwnedTaskModel: ExplorationModel {
     enum Event: Hashable, CustomStringConvertible {
-        case attach, beginDelivery, beginFinish, endDelivery, finishWithoutCall, cancelFromHandler
+        case attach, beginHandlerCall, beginFinish, endHandlerCall, finishWithoutCall, cancelFromHandler
         case cancel(UInt)
 
         var description: String {
             switch self {
             case .attach: "attach"
-            case .beginDelivery: "beginDelivery"
+            case .beginHandlerCall: "beginHandlerCall"
             case .beginFinish: "beginFinish"
-            case .endDelivery: "endDelivery"
+            case .endHandlerCall: "endHandlerCall"
             case .finishWithoutCall: "finishWithoutCall"
             case .cancelFromHandler: "cancelFromHandler"
             case .cancel(let thread): "cancel(thread \(thread))"
@@ -68,9 +68,9 @@ private struct OwnedTaskModel: ExplorationModel {
         var events: [Event] = []
         if !attached { events.append(.attach) }
         switch taskPC {
-        case .running: events += [.beginDelivery, .beginFinish, .finishWithoutCall]
+        case .running: events += [.beginHandlerCall, .beginFinish, .finishWithoutCall]
         case .delivering:
-            events.append(.endDelivery)
+            events.append(.endHandlerCall)
             if handlerCancels == 0 { events.append(.cancelFromHandler) }
         case .done: break
         }
@@ -91,11 +91,11 @@ private struct OwnedTaskModel: ExplorationModel {
                 taskCancels += 1
                 if !wins.contains("cancel") { broken.append("attach cancelled a task no cancel had won") }
             }
-        case .beginDelivery, .beginFinish:
+        case .beginHandlerCall, .beginFinish:
             let returnedBefore = anyCancelReturned
             let started =
-                event == .beginDelivery
-                ? machine.beginDelivery(on: Self.taskThread)
+                event == .beginHandlerCall
+                ? machine.beginHandlerCall(on: Self.taskThread)
                 : machine.beginFinish(on: Self.taskThread)
             if started {
                 if returnedBefore { broken.append("a handler call started after cancel() had returned") }
@@ -107,9 +107,9 @@ private struct OwnedTaskModel: ExplorationModel {
                 }
                 taskPC = .done
             }
-        case .endDelivery:
+        case .endHandlerCall:
             let final = taskPC == .delivering(final: true)
-            for waiter in machine.endDelivery() { signal(waiter, &broken) }
+            for waiter in machine.endHandlerCall() { signal(waiter, &broken) }
             taskPC = final ? .done : .running
         case .finishWithoutCall:
             if machine.finish() { wins.append("finish") }
@@ -181,7 +181,7 @@ private struct OwnedTaskModel: ExplorationModel {
         for _ in 0..<10 {
             let events = model.enabledEvents
             guard
-                let next = [Event.endDelivery, .attach, .cancel(2), .cancel(3), .finishWithoutCall].first(
+                let next = [Event.endHandlerCall, .attach, .cancel(2), .cancel(3), .finishWithoutCall].first(
                     where: events.contains)
             else { break }
             broken += model.apply(next).map { "\($0) (ending, at \(next))" }
@@ -198,7 +198,7 @@ private struct OwnedTaskModel: ExplorationModel {
     }
 
     var key: String {
-        let delivering = machine.deliveringThread.map(String.init) ?? "-"
+        let delivering = machine.handlerThread.map(String.init) ?? "-"
         let blocked = cancellers.sorted { $0.key < $1.key }.map { thread, pc -> String in
             switch pc {
             case .notYet: "n"

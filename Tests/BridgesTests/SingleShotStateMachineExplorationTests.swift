@@ -98,7 +98,7 @@ private struct SingleShotModel: ExplorationModel {
             case .stored(let retired):
                 if frame == .suspended { broken.append("a result was stored for a suspended task") }
                 retire(retired, &broken)
-            case .deliverLate:
+            case .handLate:
                 if callbacks != 1 || ending == "result" {
                     broken.append("a first result that ended nothing was handed to onLateResult")
                 }

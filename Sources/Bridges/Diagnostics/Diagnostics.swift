@@ -132,12 +132,10 @@ public enum Diagnostics {
     /// The handler a bridge created here and now would report to.
     public static var current: Handler { installedTaskHandler ?? defaultHandler }
 
-    /// The task-local handler installed here, if any: what a bridge captures at creation (nil
-    /// means "the default handler at report time", so creating a bridge never reads the default).
-    package static var taskLocalHandler: Handler? { installedTaskHandler }
-
     /// The task-local handler, read only once some handler was ever installed in this process:
-    /// before that none can be bound anywhere, and the read is skipped.
+    /// before that none can be bound anywhere, and the read is skipped. What a bridge captures at
+    /// creation (nil means "the default handler at report time", so creating a bridge never reads
+    /// the default).
     @inlinable
     static var installedTaskHandler: Handler? {
         _bridges_diagnosticsHandlerEverInstalled() ? taskHandler : nil
@@ -163,7 +161,7 @@ public enum Diagnostics {
 
     /// Delivers a report of `kind` on `bridge` to `handler` (nil: the default handler now),
     /// unless `bridge` already reported that kind: then it is only counted. The one path every
-    /// bridge's report takes (`CallSite`, BridgesCombine's `Reporter`).
+    /// bridge's report takes (through ``CallSite``).
     package static func dispatch(
         _ kind: BridgeDiagnostic.Kind, _ message: String, fileID: String, line: UInt,
         bridge: AnyObject?, to handler: Handler?

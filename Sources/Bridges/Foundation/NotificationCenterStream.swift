@@ -69,18 +69,6 @@ extension NotificationCenter {
             return Cancellation { center.value.removeObserver(token.value) }
         }
     }
-
-    /// Renamed: the elements are not `Sendable`, and the new name says they are handed over unchecked.
-    @available(*, deprecated, renamed: "uncheckedNotificationStream(named:object:buffering:fileID:line:)")
-    public func notificationStream(
-        named name: Notification.Name?,
-        object: (any AnyObject & Sendable)? = nil,
-        buffering: BufferingPolicy = .unbounded,
-        fileID: String = #fileID,
-        line: UInt = #line
-    ) -> CallbackStream<Notification, Never> {
-        uncheckedNotificationStream(named: name, object: object, buffering: buffering, fileID: fileID, line: line)
-    }
 }
 
 #endif

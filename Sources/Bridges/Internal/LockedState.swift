@@ -81,8 +81,10 @@ package struct Lock: @unchecked Sendable {
         word.deinitialize(count: 1)
     }
 
-    /// Runs `body` with the lock held. `body` must not call user code, resume a continuation,
-    /// release an element, take another lock or suspend: decide under the lock, act after it.
+    /// Runs `body` with the lock held: one event, decided; act after it. `body` must not call
+    /// user code, resume a continuation, release an element or suspend, and takes another lock
+    /// only an inner object's (an outer object may decide into inner ones, never the reverse:
+    /// ARCHITECTURE.md, "The lock").
     @inlinable
     package func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock()

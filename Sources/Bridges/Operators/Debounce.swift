@@ -130,8 +130,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 }
                 var outbox = Outbox<Element, F>()
                 let timer = state.withLock { machine in
-                    let (mustDeliver, timer) = machine.upstreamEnded(failure)
-                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    let (mustEmit, timer) = machine.upstreamEnded(failure)
+                    if mustEmit { machine.emissions.decide(into: sink, &outbox) }
                     return timer
                 }
                 timer?.cancel()

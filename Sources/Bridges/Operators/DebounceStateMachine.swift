@@ -7,14 +7,19 @@
 /// moves the deadline; the timer, on waking, sleeps again until the new deadline, or emits.
 @usableFromInline
 struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
-    /// The newest element, not emitted yet, and when it may be.
-    private var pending: (element: Element, deadline: Instant)?
-    /// Whether a timer task is running (sleeping towards `pending`'s deadline, or about to).
-    private var timerRunning = false
-    /// The running timer's task, once attached: cancelled at the end.
-    private var timer: Task<Void, Never>?
-    /// The consumer went away (teardown ran).
-    private var terminated = false
+    @usableFromInline
+    enum Phase {
+        /// Nothing pending and no timer. Entered at start and when the timer emitted.
+        case idle
+        /// The newest element waits for `deadline`; a timer task runs towards it (`timer` once
+        /// attached). Entered by an upstream element; a newer one only replaces element and
+        /// deadline.
+        case pending(element: Element, deadline: Instant, timer: Task<Void, Never>?)
+        /// Nothing more is emitted: the upstream ended, or the consumer went away (teardown ran).
+        case ended
+    }
+
+    private var phase = Phase.idle
     /// What the current event decided to emit; moved into the stream before the lock is released.
     @usableFromInline var emissions = Emissions<Element, Failure>()
 
@@ -33,18 +38,28 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     /// An upstream element arrived, to be emitted at `deadline` unless a newer one comes first.
     @usableFromInline
     mutating func elementArrived(_ element: Element, deadline: Instant) -> ArrivalAction {
-        guard !terminated, !emissions.isClosed else { return .stop }
-        pending = (element, deadline)
-        if timerRunning { return .none }
-        timerRunning = true
-        return .startTimer
+        guard !emissions.isClosed else { return .stop }
+        switch phase {
+        case .ended:
+            return .stop
+        case .idle:
+            phase = .pending(element: element, deadline: deadline, timer: nil)
+            return .startTimer
+        case .pending(_, _, let timer):
+            phase = .pending(element: element, deadline: deadline, timer: timer)
+            return .none
+        }
     }
 
     /// The timer task was created. Returns it if it must be cancelled at once.
     @usableFromInline
     mutating func attach(_ task: Task<Void, Never>) -> Task<Void, Never>? {
-        if terminated || emissions.isClosed { return task }
-        if timerRunning { timer = task }
+        if emissions.isClosed { return task }
+        switch phase {
+        case .ended: return task
+        case .pending(let element, let deadline, _): phase = .pending(element: element, deadline: deadline, timer: task)
+        case .idle: break  // the timer already emitted and ends by itself
+        }
         return nil
     }
 
@@ -52,8 +67,8 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     enum TimerAction {
         /// Sleep until this deadline (at start, or again: a newer element moved it).
         case sleep(until: Instant)
-        /// The pending element was posted (if `mustDeliver`), then the timer ends.
-        case fired(mustDeliver: Bool)
+        /// The pending element was posted (if `mustEmit`), then the timer ends.
+        case fired(mustEmit: Bool)
         /// Nothing to do any more: the timer ends.
         case stop
     }
@@ -61,44 +76,37 @@ struct DebounceStateMachine<Element, Failure: Error, Instant: Comparable> {
     /// The timer asks what to do, before its first sleep (`sleptUntil == nil`) and after each.
     @usableFromInline
     mutating func timerTick(sleptUntil: Instant?) -> TimerAction {
-        guard !terminated, timerRunning, let (element, deadline) = pending else {
-            timerRunning = false
-            timer = nil
-            return .stop
-        }
+        guard case .pending(let element, let deadline, _) = phase else { return .stop }
         if let sleptUntil, !(sleptUntil < deadline) {
-            pending = nil
-            timerRunning = false
-            timer = nil
-            return .fired(mustDeliver: emissions.post(.element(element)))
+            phase = .idle
+            return .fired(mustEmit: emissions.post(.element(element)))
         }
         return .sleep(until: deadline)
     }
 
     /// The upstream ended. Normally: the pending element (if any) is emitted now, then the end
     /// (as Combine and swift-async-algorithms do). With a failure: the pending element is dropped
-    /// and the stream fails. Returns whether to deliver, and the timer to cancel.
+    /// and the stream fails. Returns whether to emit, and the timer to cancel.
     @usableFromInline
-    mutating func upstreamEnded(_ failure: Failure?) -> (mustDeliver: Bool, cancel: Task<Void, Never>?) {
-        guard !terminated else { return (false, nil) }
-        var mustDeliver = false
-        if failure == nil, let (element, _) = pending {
-            mustDeliver = emissions.post(.element(element))
+    mutating func upstreamEnded(_ failure: Failure?) -> (mustEmit: Bool, cancel: Task<Void, Never>?) {
+        switch phase {
+        case .ended:
+            return (false, nil)
+        case .idle:
+            phase = .ended
+            return (emissions.post(.finish(failure)), nil)
+        case .pending(let element, _, let timer):
+            phase = .ended
+            let emitsElement = failure == nil && emissions.post(.element(element))
+            return (emissions.post(.finish(failure)) || emitsElement, timer)
         }
-        pending = nil
-        timerRunning = false
-        mustDeliver = emissions.post(.finish(failure)) || mustDeliver
-        defer { timer = nil }
-        return (mustDeliver, timer)
     }
 
     /// The stream's teardown ran. Returns the timer to cancel.
     @usableFromInline
     mutating func terminate() -> Task<Void, Never>? {
-        terminated = true
-        pending = nil
-        timerRunning = false
-        defer { timer = nil }
+        defer { phase = .ended }
+        guard case .pending(_, _, let timer) = phase else { return nil }
         return timer
     }
 }

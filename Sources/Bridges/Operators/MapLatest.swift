@@ -104,8 +104,8 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                 }
                 var outbox = Outbox<Output, F>()
                 let cancel = state.withLock { machine in
-                    let (mustDeliver, cancel) = machine.upstreamEnded(failure)
-                    if mustDeliver { machine.emissions.decide(into: sink, &outbox) }
+                    let (mustEmit, cancel) = machine.upstreamEnded(failure)
+                    if mustEmit { machine.emissions.decide(into: sink, &outbox) }
                     return cancel
                 }
                 cancel?.cancel()

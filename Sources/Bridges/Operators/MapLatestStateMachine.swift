@@ -4,15 +4,26 @@
 /// and acts on the stream's decisions after releasing the lock.
 @usableFromInline
 struct MapLatestStateMachine<Output, Failure: Error> {
+    @usableFromInline
+    enum Phase {
+        /// The upstream runs and no transform does. Entered at start and when a transform emitted
+        /// while the upstream still runs.
+        case idle
+        /// The transform of `generation` runs (`task` once attached). Entered by an upstream
+        /// element; left when it returns, is superseded by the next element (its task cancelled),
+        /// or the stream ends.
+        case transforming(task: Task<Void, Never>?)
+        /// The upstream finished while the transform of `generation` ran: the stream finishes
+        /// once that transform has emitted.
+        case draining(task: Task<Void, Never>?)
+        /// Nothing more is started or emitted: the upstream finished with no transform running,
+        /// either side failed, or the consumer went away (teardown ran).
+        case ended
+    }
+
+    private var phase = Phase.idle
     /// Bumped for every upstream element; a transform may emit only while its generation is current.
     private var generation = 0
-    /// Whether the transform of `generation` is still running.
-    private var transformRunning = false
-    /// The task running the current transform, once attached; cancelled when superseded or torn down.
-    private var current: Task<Void, Never>?
-    private var upstreamFinished = false
-    /// The consumer went away (teardown ran): nothing more is started or emitted.
-    private var terminated = false
     /// What the current event decided to emit; moved into the stream before the lock is released.
     @usableFromInline var emissions = Emissions<Output, Failure>()
 
@@ -22,11 +33,15 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// cancel, or `nil` if the stream is over (the upstream loop stops).
     @usableFromInline
     mutating func elementArrived() -> (generation: Int, superseded: Task<Void, Never>?)? {
-        guard !terminated, !emissions.isClosed else { return nil }
+        guard !emissions.isClosed else { return nil }
+        let superseded: Task<Void, Never>?
+        switch phase {
+        case .idle: superseded = nil
+        case .transforming(let task): superseded = task
+        case .draining, .ended: return nil
+        }
         generation += 1
-        transformRunning = true
-        let superseded = current
-        current = nil
+        phase = .transforming(task: nil)
         return (generation, superseded)
     }
 
@@ -34,8 +49,13 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// once (the stream ended meanwhile).
     @usableFromInline
     mutating func attach(_ task: Task<Void, Never>, generation: Int) -> Task<Void, Never>? {
-        if terminated || emissions.isClosed { return task }
-        if generation == self.generation, transformRunning { current = task }
+        if emissions.isClosed { return task }
+        switch phase {
+        case .ended: return task
+        case .transforming where generation == self.generation: phase = .transforming(task: task)
+        case .draining where generation == self.generation: phase = .draining(task: task)
+        case .idle, .transforming, .draining: break  // superseded: `mayStart` stops it
+        }
         return nil
     }
 
@@ -44,21 +64,31 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// task would only be cancelled once the transform had started).
     @usableFromInline
     func mayStart(generation: Int) -> Bool {
-        !terminated && !emissions.isClosed && generation == self.generation && transformRunning
+        guard !emissions.isClosed, generation == self.generation else { return false }
+        switch phase {
+        case .transforming, .draining: return true
+        case .idle, .ended: return false
+        }
     }
 
     /// The transform for `generation` returned. Returns whether it posted something to emit.
     @usableFromInline
     mutating func transformFinished(generation: Int, _ result: Result<Output, Failure>) -> Bool {
-        guard generation == self.generation, transformRunning, !terminated else { return false }  // superseded
-        transformRunning = false
-        current = nil
+        guard generation == self.generation else { return false }  // superseded
+        let upstreamFinished: Bool
+        switch phase {
+        case .transforming: upstreamFinished = false
+        case .draining: upstreamFinished = true
+        case .idle, .ended: return false
+        }
         switch result {
         case .success(let output):
-            let mustDeliver = emissions.post(.element(output))
-            guard upstreamFinished else { return mustDeliver }
-            return emissions.post(.finish(nil)) || mustDeliver
+            phase = upstreamFinished ? .ended : .idle
+            let mustEmit = emissions.post(.element(output))
+            guard upstreamFinished else { return mustEmit }
+            return emissions.post(.finish(nil)) || mustEmit
         case .failure(let failure):
+            phase = .ended
             return emissions.post(.finish(failure))
         }
     }
@@ -66,23 +96,30 @@ struct MapLatestStateMachine<Output, Failure: Error> {
     /// The upstream ended, normally (`nil`) or with `failure`. The stream finishes once the
     /// current transform has emitted; a failure ends it now and cancels the transform.
     @usableFromInline
-    mutating func upstreamEnded(_ failure: Failure?) -> (mustDeliver: Bool, cancel: Task<Void, Never>?) {
-        guard !terminated else { return (false, nil) }
-        upstreamFinished = true
-        if let failure {
-            transformRunning = false
-            defer { current = nil }
-            return (emissions.post(.finish(failure)), current)
+    mutating func upstreamEnded(_ failure: Failure?) -> (mustEmit: Bool, cancel: Task<Void, Never>?) {
+        switch phase {
+        case .ended:
+            return (false, nil)
+        case .idle:
+            phase = .ended
+            return (emissions.post(.finish(failure)), nil)
+        case .transforming(let task), .draining(let task):
+            guard let failure else {
+                phase = .draining(task: task)
+                return (false, nil)
+            }
+            phase = .ended
+            return (emissions.post(.finish(failure)), task)
         }
-        return (transformRunning ? false : emissions.post(.finish(nil)), nil)
     }
 
     /// The stream's teardown ran. Returns the transform to cancel.
     @usableFromInline
     mutating func terminate() -> Task<Void, Never>? {
-        terminated = true
-        transformRunning = false
-        defer { current = nil }
-        return current
+        defer { phase = .ended }
+        switch phase {
+        case .transforming(let task), .draining(let task): return task
+        case .idle, .ended: return nil
+        }
     }
 }

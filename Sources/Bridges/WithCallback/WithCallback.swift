@@ -1,5 +1,5 @@
 // Completion handler → async: one `withCallback` per callback shape, each a thin adapter over
-// `_withCallbackCore` (WithCallbackCore.swift), which keeps the promises listed there.
+// `_withCallbackCore` (Core/SingleShot/SingleShotAwait.swift), which keeps the promises listed there.
 
 // MARK: - (Result<T, E>) -> Void
 
@@ -19,7 +19,7 @@
 ///
 /// - Important: If the legacy API never calls back and releases the handler, this throws
 ///   ``BridgeError/callbackDropped`` instead of suspending forever. A second call is ignored and
-///   reported through ``Diagnostics``. See WithCallbackCore.swift for cancellation and timeouts.
+///   reported through ``Diagnostics``. See Core/SingleShot/SingleShotAwait.swift for cancellation and timeouts.
 /// - Parameters:
 ///   - timeout: Gives up after this long with ``BridgeError/timedOut`` and cancels the legacy call.
 ///   - onLateResult: Receives a result that arrives after cancellation or timeout, so resources

@@ -54,7 +54,7 @@ where Base.Element: Sendable {
 
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
-    private let reporter: Reporter
+    private let site: CallSite
     /// The sequence is known to end after one element (``AsyncFuture``): complete right after it,
     /// without waiting for demand to ask `next()` for the end.
     private let endsAfterOneElement: Bool
@@ -73,7 +73,7 @@ where Base.Element: Sendable {
         self.isolation = isolation
         self.failure = failure
         self.endsAfterOneElement = endsAfterOneElement
-        self.reporter = Reporter(fileID: fileID, line: line)
+        self.site = CallSite(fileID: fileID, line: line)
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
@@ -83,7 +83,7 @@ where Base.Element: Sendable {
             failure: failure,
             endsAfterOneElement: endsAfterOneElement,
             isolation: isolation,
-            reporter: reporter
+            site: site
         )
         subscriber.receive(subscription: subscription)
         subscription.didSubscribe()

@@ -27,17 +27,17 @@ where Base.Element: Sendable {
     private let core = OwnedTask()
     private let base: Base
     private let failure: @Sendable (any Error) -> Failure
-    private let reporter: Reporter
+    private let site: CallSite
     private let endsAfterOneElement: Bool
     private let isolation: (any Actor)?
 
     init<S: Subscriber>(
         base: Base, subscriber: S, failure: @escaping @Sendable (any Error) -> Failure, endsAfterOneElement: Bool,
-        isolation: (any Actor)?, reporter: Reporter
+        isolation: (any Actor)?, site: CallSite
     ) where S.Input == Base.Element, S.Failure == Failure {
         self.base = base
         self.failure = failure
-        self.reporter = reporter
+        self.site = site
         self.endsAfterOneElement = endsAfterOneElement
         self.isolation = isolation
         // The downstream subscriber is not Sendable, but Combine calls it serially, and this
@@ -59,7 +59,7 @@ where Base.Element: Sendable {
         case .none:
             break
         case .reportInvalidDemand:
-            reporter.report(
+            site.report(
                 .invalidDemand,
                 "request(.none) on a subscription to an AsyncSequence publisher; the request was ignored. Request "
                     + ".max(n) with n ≥ 1 or .unlimited (returning .none from receive(_:) is fine: it asks for nothing more).",

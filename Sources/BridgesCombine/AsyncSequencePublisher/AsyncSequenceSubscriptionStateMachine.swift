@@ -23,7 +23,7 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
     /// A suspended iterating task waiting for demand; resumed with `true` to go on, `false` to stop.
     typealias Waiter = UnsafeContinuation<Bool, Never>
 
-    private enum State {
+    private enum Phase {
         /// Entered at creation; the publisher is still inside `subscriber.receive(subscription:)`.
         /// Demand requested meanwhile is kept. Left by `didSubscribe()` (→ `.running`) or
         /// `cancel()` (→ `.terminated`).
@@ -36,10 +36,10 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
         case terminated
     }
 
-    private var state: State
+    private var phase: Phase
 
     init(subscriber: Downstream) {
-        state = .subscribing(subscriber, demand: .none)
+        phase = .subscribing(subscriber, demand: .none)
     }
 
     // MARK: - Subscription
@@ -51,14 +51,14 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     /// The publisher returned from `subscriber.receive(subscription:)`: start iterating.
     mutating func didSubscribe() -> DidSubscribeAction {
-        switch state {
+        switch phase {
         case .subscribing(let subscriber, let demand):
-            state = .running(subscriber, demand: demand, waiter: nil)
+            phase = .running(subscriber, demand: demand, waiter: nil)
             return .startTask
         case .terminated:
             return .none
         case .running:
-            preconditionFailure("Internal inconsistency: \(state) received didSubscribe()")
+            preconditionFailure("Internal inconsistency: \(phase) received didSubscribe()")
         }
     }
 
@@ -74,17 +74,17 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     mutating func request(_ demand: Subscribers.Demand) -> RequestAction {
         guard demand > .none else { return .reportInvalidDemand }
-        switch state {
+        switch phase {
         case .subscribing(let subscriber, let pending):
-            state = .subscribing(subscriber, demand: pending + demand)
+            phase = .subscribing(subscriber, demand: pending + demand)
             return .none
         case .running(let subscriber, let pending, let waiter):
             guard let waiter else {
-                state = .running(subscriber, demand: pending + demand, waiter: nil)
+                phase = .running(subscriber, demand: pending + demand, waiter: nil)
                 return .none
             }
             // The waiting task goes on to emit its element: it takes one unit of the new demand.
-            state = .running(subscriber, demand: pending + demand - 1, waiter: nil)
+            phase = .running(subscriber, demand: pending + demand - 1, waiter: nil)
             return .resume(waiter)
         case .terminated:
             return .none
@@ -104,15 +104,15 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     /// The task holds an element and wants to emit it.
     mutating func takeDemand() -> TakeDemandResult {
-        switch state {
+        switch phase {
         case .running(let subscriber, let demand, nil):
             guard demand > .none else { return .wait }
-            state = .running(subscriber, demand: demand - 1, waiter: nil)
+            phase = .running(subscriber, demand: demand - 1, waiter: nil)
             return .proceed
         case .terminated:
             return .stop
         case .subscribing, .running:
-            preconditionFailure("Internal inconsistency: \(state) received takeDemand()")
+            preconditionFailure("Internal inconsistency: \(phase) received takeDemand()")
         }
     }
 
@@ -124,37 +124,37 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     /// The task found no demand and suspended with `waiter` (demand may have arrived meanwhile).
     mutating func awaitDemand(_ waiter: Waiter) -> AwaitDemandAction {
-        switch state {
+        switch phase {
         case .running(let subscriber, let demand, nil):
             if demand > .none {
-                state = .running(subscriber, demand: demand - 1, waiter: nil)
+                phase = .running(subscriber, demand: demand - 1, waiter: nil)
                 return .resume(waiter, true)
             }
-            state = .running(subscriber, demand: demand, waiter: waiter)
+            phase = .running(subscriber, demand: demand, waiter: waiter)
             return .none
         case .terminated:
             return .resume(waiter, false)
         case .subscribing, .running:
-            preconditionFailure("Internal inconsistency: \(state) received awaitDemand()")
+            preconditionFailure("Internal inconsistency: \(phase) received awaitDemand()")
         }
     }
 
     /// The subscriber to hand the next element to, or nil once the subscription ended.
     func subscriberForEmission() -> Downstream? {
-        if case .running(let subscriber, _, _) = state { return subscriber }
+        if case .running(let subscriber, _, _) = phase { return subscriber }
         return nil
     }
 
     /// The subscriber returned `additional` demand from `receive(_:)`.
     mutating func received(additional: Subscribers.Demand) {
-        guard additional > .none, case .running(let subscriber, let demand, let waiter) = state else { return }
-        state = .running(subscriber, demand: demand + additional, waiter: waiter)
+        guard additional > .none, case .running(let subscriber, let demand, let waiter) = phase else { return }
+        phase = .running(subscriber, demand: demand + additional, waiter: waiter)
     }
 
     /// The sequence ended or threw: returns the subscriber to complete, exactly once.
     mutating func finish() -> Downstream? {
-        guard case .running(let subscriber, _, _) = state else { return nil }
-        state = .terminated
+        guard case .running(let subscriber, _, _) = phase else { return nil }
+        phase = .terminated
         return subscriber
     }
 
@@ -169,12 +169,12 @@ struct AsyncSequenceSubscriptionStateMachine<Downstream> {
 
     /// The subscriber cancelled.
     mutating func cancel() -> CancelAction {
-        switch state {
+        switch phase {
         case .subscribing(let subscriber, _):
-            state = .terminated
+            phase = .terminated
             return .cancel(nil, released: subscriber)
         case .running(let subscriber, _, let waiter):
-            state = .terminated
+            phase = .terminated
             return .cancel(waiter, released: subscriber)
         case .terminated:
             return .none

@@ -162,7 +162,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
     /// The rare path of `receive(_:)`, out of line: it touches the stream's generic
     /// `YieldResult`, whose metadata look-up the per-element path then does not pay.
     @inline(never)
-    func deliverBeforeSubscription(_ input: Input) {
+    func receiveBeforeSubscription(_ input: Input) {
         sink.report(
             .valueBeforeSubscription,
             "the publisher sent a value before calling receive(subscription:) (Combine's contract: the subscription first, then only what was requested); the stream delivers that value and finishes, and a subscription sent later is cancelled",
@@ -204,7 +204,7 @@ final class StreamSubscriber<Input, Failure: Error>: Subscriber, @unchecked Send
             // After cancel or completion: a late element in flight; the stream is over anyway.
             return .none
         case .beforeSubscription:
-            deliverBeforeSubscription(input)
+            receiveBeforeSubscription(input)
             return .none
         case .yield:
             break

@@ -85,7 +85,7 @@ public final class ProcessingChannel<Element: Sendable>: AsyncSequence, Sendable
         switch action {
         case .none:
             break
-        case .deliver(let envelope, let sink):
+        case .handOver(let envelope, let sink):
             // If that consumer has just ended, the engine hands the envelope to `onUndelivered`.
             sink.yield(envelope)
         case .finish(let sinks):

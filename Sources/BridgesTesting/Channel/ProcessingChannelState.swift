@@ -21,12 +21,12 @@ final class ProcessingEnvelope<Element: Sendable>: Sendable {
 /// is released.
 ///
 /// Each consumer is one iteration of a `.rendezvous` ``CallbackStream``: its demand (1, when its
-/// loop asks for an element and nothing is buffered) makes it *waiting* here; sending to it is
+/// loop asks for an element and nothing is buffered) makes it idle here (in `idleConsumers`); sending to it is
 /// `sink.yield`, ending it is `sink.finish()`. Suspending and resuming consumers, their
 /// cancellation, the teardown and the end of each loop are the engine's.
 ///
-/// Invariant: `waiting` and `pending` are never both non-empty (an envelope meets the first
-/// waiting consumer, a consumer the oldest pending envelope).
+/// Invariant: `idleConsumers` and `pending` are never both non-empty (an envelope meets the first
+/// idle consumer, a consumer the oldest pending envelope).
 struct ProcessingChannelState<Element: Sendable> {
     typealias Envelope = ProcessingEnvelope<Element>
     typealias Sink = CallbackStream<Envelope, Never>.Sink
@@ -35,7 +35,7 @@ struct ProcessingChannelState<Element: Sendable> {
     enum Action {
         case none
         /// Hand `envelope` to this consumer.
-        case deliver(Envelope, to: Sink)
+        case handOver(Envelope, to: Sink)
         /// The channel finished: end these consumers' loops.
         case finish([Sink])
         /// The channel had finished: the send is refused.
@@ -46,8 +46,8 @@ struct ProcessingChannelState<Element: Sendable> {
     private var isFinished = false
     /// Sent, not handed to a consumer yet, oldest first.
     private var pending: [Envelope] = []
-    /// Consumers waiting in `next()` for an element, oldest first.
-    private var waiting: [(id: UInt64, sink: Sink)] = []
+    /// Consumers asking in `next()` for an element, oldest first.
+    private var idleConsumers: [(id: UInt64, sink: Sink)] = []
 
     mutating func makeConsumerID() -> UInt64 {
         nextConsumerID += 1
@@ -66,8 +66,8 @@ struct ProcessingChannelState<Element: Sendable> {
     }
 
     private mutating func offer(_ envelope: Envelope, atFront: Bool) -> Action {
-        if !waiting.isEmpty {
-            return .deliver(envelope, to: waiting.removeFirst().sink)
+        if !idleConsumers.isEmpty {
+            return .handOver(envelope, to: idleConsumers.removeFirst().sink)
         }
         if atFront { pending.insert(envelope, at: 0) } else { pending.append(envelope) }
         return .none
@@ -75,15 +75,15 @@ struct ProcessingChannelState<Element: Sendable> {
 
     /// The consumer `id` asks for an element (its stream's demand).
     mutating func consumerWaits(id: UInt64, sink: Sink) -> Action {
-        if !pending.isEmpty { return .deliver(pending.removeFirst(), to: sink) }
+        if !pending.isEmpty { return .handOver(pending.removeFirst(), to: sink) }
         if isFinished { return .finish([sink]) }
-        waiting.append((id, sink))
+        idleConsumers.append((id, sink))
         return .none
     }
 
     /// The consumer's stream ended (its teardown): it waits no more.
     mutating func consumerEnded(id: UInt64) {
-        waiting.removeAll { $0.id == id }
+        idleConsumers.removeAll { $0.id == id }
     }
 
     /// The sender gave up (cancelled): its element leaves the queue if no consumer has it yet.
@@ -91,11 +91,11 @@ struct ProcessingChannelState<Element: Sendable> {
         pending.removeAll { $0 === envelope }
     }
 
-    /// No more sends; waiting consumers end now (nothing is pending while any waits), the others
+    /// No more sends; idle consumers end now (nothing is pending while any waits), the others
     /// once they have taken what is pending.
     mutating func finish() -> Action {
         isFinished = true
-        defer { waiting = [] }
-        return waiting.isEmpty ? .none : .finish(waiting.map(\.sink))
+        defer { idleConsumers = [] }
+        return idleConsumers.isEmpty ? .none : .finish(idleConsumers.map(\.sink))
     }
 }

@@ -11,9 +11,9 @@
 public protocol FakeSourceDelegate: AnyObject {
     /// What the source delivers.
     associatedtype Event
-    /// Called once per ``FakeDelegateSource/send(_:)``, synchronously, on the caller's thread.
+    /// Called once per ``FakeDelegateSource/yield(_:)``, synchronously, on the caller's thread.
     func source(didReceive event: Event)
-    /// Called by ``FakeDelegateSource/fail(_:)``: the source stopped with `error`.
+    /// Called by ``FakeDelegateSource/finish(throwing:)``: the source stopped with `error`.
     func source(didFailWith error: any Error)
 }
 
@@ -35,7 +35,7 @@ public protocol FakeSourceDelegate: AnyObject {
 ///     return proxy.retained { manager.stop(); manager.delegate = nil }
 /// }
 /// ```
-/// The test then calls ``send(_:)`` (or scripts ``whenStarted``) and checks ``calls``:
+/// The test then calls ``yield(_:)`` (or scripts ``whenStarted``) and checks ``calls``:
 /// `[.delegateSet, .start, .stop, .delegateCleared]` once the stream's teardown has run.
 public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
     public typealias Event = Delegate.Event
@@ -101,7 +101,7 @@ public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
     /// delegate is still alive; returns whether a delegate received it (`false` after `stop()`,
     /// or when nobody kept the delegate alive).
     @discardableResult
-    public func send(_ event: Event) -> Bool {
+    public func yield(_ event: Event) -> Bool {
         guard isRunning, let delegate else { return false }
         delegate.source(didReceive: event)
         return true
@@ -110,7 +110,7 @@ public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
     /// Reports `error` to the delegate and stops running, as a manager that failed does;
     /// returns whether a delegate heard of it.
     @discardableResult
-    public func fail(_ error: any Error) -> Bool {
+    public func finish(throwing error: any Error) -> Bool {
         guard isRunning, let delegate else { return false }
         isRunning = false
         delegate.source(didFailWith: error)

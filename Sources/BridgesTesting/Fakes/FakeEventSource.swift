@@ -16,15 +16,15 @@
 /// }
 /// let recorder = locations.record()
 /// let subscription = try await source.nextSubscription()
-/// source.emit(paris)
+/// source.yield(paris)
 /// #expect(try await recorder.next() == paris)
 /// recorder.cancel()
 /// await subscription.waitForTeardown()            // the stream tore the source down
 /// ```
 ///
-/// `emit`, `finish` and `fail` call the handlers synchronously, on the calling thread, once per
+/// `yield`, `finish()` and `finish(throwing:)` call the handlers synchronously, on the calling thread, once per
 /// active subscriber, in subscription order. A subscription stops receiving events when it is
-/// torn down or after `finish`/`fail`; either way the source then releases its handlers.
+/// torn down or after `finish()`/`finish(throwing:)`; either way the source then releases its handlers.
 public final class FakeEventSource<Element: Sendable>: Sendable {
     public typealias EventHandler = @Sendable (Element) -> Void
     /// Called once at the end: `nil` for finished, the error for failed.
@@ -65,7 +65,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
             return false
         }
 
-        func deliver(_ element: Element) -> Bool {
+        func offer(_ element: Element) -> Bool {
             guard let onEvent = handlers.withLock({ $0?.onEvent }) else { return false }
             onEvent(element)
             return true
@@ -110,8 +110,8 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
 
     /// Delivers `element` to every active subscriber; returns how many received it.
     @discardableResult
-    public func emit(_ element: Element) -> Int {
-        arrivals.all.reduce(0) { count, subscription in count + (subscription.deliver(element) ? 1 : 0) }
+    public func yield(_ element: Element) -> Int {
+        arrivals.all.reduce(0) { count, subscription in count + (subscription.offer(element) ? 1 : 0) }
     }
 
     /// Ends every active subscription normally.
@@ -120,7 +120,7 @@ public final class FakeEventSource<Element: Sendable>: Sendable {
     }
 
     /// Ends every active subscription with `error`.
-    public func fail(_ error: any Error) {
+    public func finish(throwing error: any Error) {
         for subscription in arrivals.all { subscription.complete(error) }
     }
 

@@ -7,6 +7,7 @@ import OpenCombine
 #endif
 import Bridges
 import BridgesCombine
+import ExampleTesting
 import Dispatch
 
 #if canImport(Combine) || OpenCombine

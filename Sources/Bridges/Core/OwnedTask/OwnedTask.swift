@@ -58,9 +58,9 @@ package final class OwnedTask: Sendable {
     /// `cancel()` from another thread waits until the call returns.
     @inlinable
     package func callHandler(_ handler: () -> Void) -> Bool {
-        guard state.withLock({ $0.beginDelivery(on: _currentThreadID()) }) else { return false }
+        guard state.withLock({ $0.beginHandlerCall(on: _currentThreadID()) }) else { return false }
         handler()
-        for waiter in state.withLock({ $0.endDelivery() }) { waiter.signal() }
+        for waiter in state.withLock({ $0.endHandlerCall() }) { waiter.signal() }
         return true
     }
 
@@ -71,7 +71,7 @@ package final class OwnedTask: Sendable {
     package func finish(_ handler: () -> Void) -> Bool {
         guard state.withLock({ $0.beginFinish(on: _currentThreadID()) }) else { return false }
         handler()
-        for waiter in state.withLock({ $0.endDelivery() }) { waiter.signal() }
+        for waiter in state.withLock({ $0.endHandlerCall() }) { waiter.signal() }
         return true
     }
 

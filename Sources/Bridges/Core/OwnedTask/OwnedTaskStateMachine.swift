@@ -28,7 +28,7 @@ struct OwnedTaskStateMachine {
 
     @usableFromInline var phase: Phase = .active(nil)
     /// The thread running a handler call right now, if any.
-    @usableFromInline var deliveringThread: UInt?
+    @usableFromInline var handlerThread: UInt?
     /// `cancel()` calls from other threads waiting for the handler call in progress to return.
     @usableFromInline var waiters: [DispatchSemaphore] = []
     /// The Task's body has returned (whether it finished first or was cancelled first).
@@ -85,7 +85,7 @@ struct OwnedTaskStateMachine {
             action.won = true
             action.task = task
         }
-        if let deliveringThread, deliveringThread != thread {
+        if let handlerThread, handlerThread != thread {
             let semaphore = DispatchSemaphore(value: 0)
             waiters.append(semaphore)
             action.wait = semaphore
@@ -97,10 +97,10 @@ struct OwnedTaskStateMachine {
 
     /// A handler call wants to start. True (and the call is marked in progress) while active.
     @inlinable
-    mutating func beginDelivery(on thread: UInt) -> Bool {
+    mutating func beginHandlerCall(on thread: UInt) -> Bool {
         guard case .active = phase else { return false }
-        precondition(deliveringThread == nil, "Internal inconsistency: two handler calls of one owned task at once")
-        deliveringThread = thread
+        precondition(handlerThread == nil, "Internal inconsistency: two handler calls of one owned task at once")
+        handlerThread = thread
         return true
     }
 
@@ -108,16 +108,16 @@ struct OwnedTaskStateMachine {
     @inlinable
     mutating func beginFinish(on thread: UInt) -> Bool {
         guard case .active = phase else { return false }
-        precondition(deliveringThread == nil, "Internal inconsistency: two handler calls of one owned task at once")
+        precondition(handlerThread == nil, "Internal inconsistency: two handler calls of one owned task at once")
         phase = .finished
-        deliveringThread = thread
+        handlerThread = thread
         return true
     }
 
     /// The handler call returned: the cancels that waited for it may return too.
     @inlinable
-    mutating func endDelivery() -> [DispatchSemaphore] {
-        deliveringThread = nil
+    mutating func endHandlerCall() -> [DispatchSemaphore] {
+        handlerThread = nil
         defer { waiters = [] }
         return waiters
     }

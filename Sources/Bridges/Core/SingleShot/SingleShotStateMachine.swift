@@ -153,7 +153,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
         /// Kept for the frame, which has not suspended yet; release `retired` outside the lock.
         case stored(retired: Cancellation?)
         /// The bridge already ended by cancellation or timeout; hand the result to `onLateResult`.
-        case deliverLate(Result<Success, Failure>)
+        case handLate(Result<Success, Failure>)
         /// A second call: ignore it and report the misuse (every extra call; the diagnostics ledger
         /// delivers the first and counts the rest).
         case reportSecondCall(report: Bool)
@@ -171,7 +171,7 @@ struct SingleShotStateMachine<Success, Failure: Error> {
             phase = .resumed(.completed)
             return .resume(continuation, result, cancelTimeout: takeTimeout(), retired: takeToken())
         case .endedEarly(.ended), .resumed:
-            return .deliverLate(result)
+            return .handLate(result)
         case .endedEarly(.result):
             preconditionFailure("Internal inconsistency: a first callback found a result already stored")
         }

@@ -118,7 +118,7 @@ final class SingleShotStorage<Success: Sendable, Failure: Error>:
             withExtendedLifetime(retired) {}  // the token, no longer needed, released outside the lock
         case .stored(let retired):
             withExtendedLifetime(retired) {}  // the frame picks the result up; the token goes
-        case .deliverLate(let result):
+        case .handLate(let result):
             header.onLateResult?(result)
         case .reportSecondCall(let report):
             if report {

@@ -256,11 +256,6 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         @inlinable
         public init(_ cancellation: Cancellation) { kind = .cancellation(cancellation) }
 
-        /// A teardown that receives why the stream ended.
-        @available(*, deprecated, renamed: "onTermination(_:)")
-        @inlinable
-        public init(_ handler: @escaping @Sendable (Termination) -> Void) { kind = .handler(handler) }
-
         @inlinable
         init(kind: Kind) { self.kind = kind }
 
@@ -382,9 +377,9 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     // that answers synchronously never makes the consumer suspend.
                     demand.report()
                 case .suspend:
-                    let delivery = await storage.suspend(isolation: actor)
-                    delivery.demand?.report()
-                    if let element = try delivery.result.get() { return element }
+                    let wakeUp = await storage.suspend(isolation: actor)
+                    wakeUp.demand?.report()
+                    if let element = try wakeUp.result.get() { return element }
                     // The end, or the cancellation that resumed this wait.
                     switch storage.state.withLock({ $0.wokenWithNil() }) {
                     case .terminate:

@@ -84,9 +84,9 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                 switch state.withLock({ $0.suspend(continuation) }) {
                 case .suspended(let demand):
                     demand?.report()
-                case .resume(let continuation, let delivery, let sender):
+                case .resume(let continuation, let wakeUp, let sender):
                     sender?.resume(returning: Handoff(.enqueued))
-                    continuation.resume(returning: delivery)
+                    continuation.resume(returning: wakeUp)
                 case .concurrentIteration(let continuation):
                     site.report(
                         .concurrentIteration,

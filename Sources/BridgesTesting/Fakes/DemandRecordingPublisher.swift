@@ -85,10 +85,10 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
     }
 
     private let state = LockedState(State())
-    private let reporter: Reporter
+    private let site: CallSite
 
     public init(fileID: String = #fileID, line: UInt = #line) {
-        reporter = Reporter(fileID: fileID, line: line)
+        site = CallSite(fileID: fileID, line: line)
     }
 
     // MARK: - What was recorded
@@ -190,7 +190,7 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             if demand > .none { state.active[id]?.demand += demand }
         }
         if demand == .none {
-            reporter.report(
+            site.report(
                 .invalidDemand,
                 "request(.none) on a DemandRecordingPublisher subscription; the request was ignored. Request .max(n) "
                     + "with n ≥ 1 or .unlimited.",
@@ -223,16 +223,16 @@ public final class DemandRecordingPublisher<Output, Failure: Error>: Publisher, 
             }
         }
         guard ready else { return false }
-        deliver(value, ignoringDemand: false)
+        forward(value, ignoringDemand: false)
         return true
     }
 
     /// Delivers `value` to every attached subscriber now, whether it asked for it or not.
     public func sendIgnoringDemand(_ value: Output) {
-        deliver(value, ignoringDemand: true)
+        forward(value, ignoringDemand: true)
     }
 
-    private func deliver(_ value: Output, ignoringDemand: Bool) {
+    private func forward(_ value: Output, ignoringDemand: Bool) {
         let targets = state.withLock { state -> [(Int, AnySubscriber<Output, Failure>)] in
             var targets: [(Int, AnySubscriber<Output, Failure>)] = []
             for id in state.active.keys.sorted() {

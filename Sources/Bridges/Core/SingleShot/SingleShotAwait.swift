@@ -1,7 +1,7 @@
-// Completion handler → async: the core every callback shape adapts to (the shapes are in
-// WithCallback.swift), over the single-shot core (Core/SingleShot).
+// The single-shot core's awaiting frame: the one function every completion-handler shape adapts
+// to (the shapes are `withCallback` and `withTypedCallback`, in WithCallback/), and the timeout.
 //
-// Every entry point promises:
+// Every bridge built on it promises:
 // - exactly once: the first call of `done` resumes the awaiting task; later calls are ignored
 //   and reported once through ``Diagnostics`` (never a trap);
 // - never hangs on a dropped handler: if the legacy API releases `done` without calling it, the
