@@ -4,6 +4,7 @@
 /// Writes the `async` overload of a completion-handler method through `withCallback`, with
 /// every guarantee `withCallback` keeps.
 ///
+/// <!-- snippet: fragment — a macro: the check does not build the Macros trait (swift-syntax); Macros/Tests compiles this shape -->
 /// ```swift
 /// @Bridged
 /// func fetchUser(id: Int, completion: @escaping (Result<User, APIError>) -> Void) -> Request
@@ -46,6 +47,7 @@ public macro BridgedAll(timeout: BridgeTimeout? = nil) =
 /// Writes the completion-handler overload of an `async` method through `withCompletion`, for
 /// callers not migrated yet (Objective-C, old modules).
 ///
+/// <!-- snippet: fragment — a macro: the check does not build the Macros trait (swift-syntax); Macros/Tests compiles this shape -->
 /// ```swift
 /// @BridgedCompletion(on: .mainActor)
 /// func load(id: Int) async throws -> User

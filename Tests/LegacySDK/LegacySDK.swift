@@ -3,6 +3,7 @@
 // The tests' app code (Swift 6) and the snippet check's prelude (.ci/check-snippets.py) both
 // build against this file, so every documented pattern meets the same legacy types.
 import Dispatch
+import Foundation
 
 public struct Forecast: Equatable {
     public let city: String
@@ -138,5 +139,95 @@ public final class LegacyLocationManager {
 
     public func simulateFailure(_ error: Error) {
         delegate?.locationManager(self, didFailWithError: error)
+    }
+}
+
+public struct User: Equatable {
+    public let id: Int
+    public let name: String
+    public init(id: Int, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// A user request in flight, as `WeatherRequest`: not thread-safe, cancelled with `cancel()`.
+public final class UserRequest {
+    public let id: Int
+    public private(set) var isCancelled = false
+    public private(set) var cancelledOnMainQueue = false
+    /// Called after `cancel()` did its work (tests wait on it).
+    public var onCancel: ((UserRequest) -> Void)?
+    var completion: ((User?, Error?) -> Void)?
+
+    init(id: Int, completion: @escaping (User?, Error?) -> Void) {
+        self.id = id
+        self.completion = completion
+    }
+
+    public func cancel() {
+        guard !isCancelled else { return }
+        isCancelled = true
+        cancelledOnMainQueue = isOnMainQueue()
+        finish(nil, LegacyError.cancelled)
+        onCancel?(self)
+    }
+
+    func finish(_ user: User?, _ error: Error?) {
+        let completion = self.completion
+        self.completion = nil
+        completion?(user, error)
+    }
+}
+
+/// An Objective-C-style client: `(value?, error?)` completion handlers, a handle to cancel.
+public final class LegacyUserClient {
+    public private(set) var requests: [UserRequest] = []
+    /// Called with each new request (tests wait on it).
+    public var onRequest: ((UserRequest) -> Void)?
+
+    public init() {}
+
+    @discardableResult
+    public func fetchUser(_ id: Int, completion: @escaping (User?, Error?) -> Void) -> UserRequest {
+        let request = UserRequest(id: id, completion: completion)
+        requests.append(request)
+        onRequest?(request)
+        return request
+    }
+
+    /// An avatar's bytes, through the same kind of handle.
+    @discardableResult
+    public func fetchAvatar(for user: User, completion: @escaping (Data?, Error?) -> Void) -> UserRequest {
+        let request = UserRequest(id: user.id) { _, error in completion(error == nil ? Data() : nil, error) }
+        requests.append(request)
+        return request
+    }
+
+    public func complete(_ request: UserRequest, with user: User) { request.finish(user, nil) }
+}
+
+public enum WeatherError: Error, Equatable {
+    case unknownCity
+    case cancelled
+}
+
+/// A client whose handler has a typed error, `Result<Forecast, WeatherError>`.
+public final class WeatherClient {
+    public private(set) var requests: [WeatherRequest] = []
+
+    public init() {}
+
+    @discardableResult
+    public func forecast(
+        for city: String, completion: @escaping (Result<Forecast, WeatherError>) -> Void
+    )
+        -> WeatherRequest
+    {
+        let request = WeatherRequest(city: city) { result in
+            completion(result.mapError { $0 as? WeatherError ?? .cancelled })
+        }
+        requests.append(request)
+        return request
     }
 }

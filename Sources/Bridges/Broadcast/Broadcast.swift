@@ -8,14 +8,20 @@ public typealias Broadcast<Element: Sendable> = ThrowingBroadcast<Element, Never
 /// consumers each take their own ``CallbackStream`` with their own buffering policy.
 ///
 /// ```swift
-/// final class LocationProxy: NSObject, CLLocationManagerDelegate {
-///     let locations = Broadcast<CLLocation>(replay: 1)
-///     func locationManager(_ m: CLLocationManager, didUpdateLocations l: [CLLocation]) {
-///         for location in l { locations.yield(location) }
+/// final class LocationProxy: LegacyLocationDelegate {
+///     let locations = Broadcast<Location>(replay: 1)
+///     func locationManager(_ manager: LegacyLocationManager, didUpdate location: Location) {
+///         locations.yield(location)
 ///     }
+///     func locationManager(_ manager: LegacyLocationManager, didFailWithError error: Error) {}
 /// }
-/// for await location in proxy.locations.stream(buffering: .latest) { … }   // a map view
-/// for await location in proxy.locations.stream(buffering: .unbounded) { … } // a track recorder
+///
+/// func showOnMap(_ proxy: LocationProxy) async {
+///     for await location in proxy.locations.stream(buffering: .latest) { print(location) }     // a map view
+/// }
+/// func recordTrack(_ proxy: LocationProxy) async {
+///     for await location in proxy.locations.stream(buffering: .unbounded) { print(location) }  // a track recorder
+/// }
 /// ```
 ///
 /// - A consumer subscribes when it starts iterating (its first `next()`), and sees every element

@@ -5,9 +5,12 @@
 /// weak-owner tasks finish). ``cancelAll()`` cancels and empties it earlier; the bag stays usable.
 ///
 /// ```swift
-/// final class ViewModel {
+/// @MainActor final class ViewModel {
 ///     let bag = CancellationBag()
-///     init(feed: Feed) { feed.subscribe { [weak self] in self?.show($0) }.store(in: bag) }
+///     var title = ""
+///     init(feed: CallbackStream<String, Never>) {
+///         feed.subscribe(on: .mainActor) { [weak self] in self?.title = $0 }.store(in: bag)
+///     }
 /// }
 /// ```
 public final class CancellationBag: Sendable, CustomStringConvertible {

@@ -3,9 +3,14 @@ import Dispatch
 /// Where a bridge back to callbacks calls your closures: a `DispatchQueue`, the main actor, or
 /// wherever the work happened to finish.
 ///
+/// <!-- snippet: members — of a `@MainActor` view model -->
 /// ```swift
-/// withCompletion(on: .queue(callbackQueue), completion) { try await api.load() }
-/// feed.subscribe(on: .mainActor) { label.text = $0 }.store(in: bag)
+/// func load(completion: @escaping @Sendable (Result<[Item], any Error>) -> Void) -> Cancellation {
+///     withCompletion(on: .queue(callbackQueue), completion) { try await self.api.load() }
+/// }
+/// func start() {
+///     feed.subscribe(on: .mainActor) { self.label.text = $0 }.store(in: bag)
+/// }
 /// ```
 ///
 /// - ``queue(_:)``: `queue.async { … }`. Callers that promised "the completion runs on the queue
@@ -78,9 +83,14 @@ public struct Delivery: Sendable, CustomStringConvertible {
 /// and `withCompletion` that take it accept `@MainActor` closures, so code in a `@MainActor`
 /// type may set its state in them without `await`, `assumeIsolated` or warnings.
 ///
+/// <!-- snippet: members — of a `@MainActor` view model -->
 /// ```swift
-/// token = items.subscribe(on: .mainActor) { item in self.title = item }
-/// withCompletion(on: .mainActor, completion) { try await self.load() }  // completion: @MainActor (Result<…>) -> Void
+/// func start() {
+///     token = feed.subscribe(on: .mainActor) { item in self.title = item }
+/// }
+/// func load(completion: @escaping @MainActor (Result<[Item], any Error>) -> Void) -> Cancellation {
+///     withCompletion(on: .mainActor, completion) { try await self.load() }
+/// }
 /// ```
 ///
 /// You never name this type: `.mainActor` picks these overloads whenever the handler is (or may

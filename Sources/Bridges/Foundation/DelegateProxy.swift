@@ -18,12 +18,14 @@ import Foundation
 ///     func parser(_ parser: XMLParser, parseErrorOccurred error: Error) { sink.finish(throwing: error) }
 /// }
 ///
-/// let names = CallbackStream<String, any Error> { sink in
-///     let parser = XMLParser(data: data)
-///     let proxy = ParserEvents(sink)
-///     parser.delegate = proxy               // weak: the stream keeps the proxy alive
-///     _ = parser.parse()                    // or start an asynchronous source here
-///     return proxy.retained { /* stop the source, unset the delegate */ }
+/// func elementNames(in data: Data) -> CallbackStream<String, any Error> {
+///     CallbackStream { sink in
+///         let parser = XMLParser(data: data)
+///         let proxy = ParserEvents(sink)
+///         parser.delegate = proxy               // weak: the stream keeps the proxy alive
+///         _ = parser.parse()                    // or start an asynchronous source here
+///         return proxy.retained { /* stop the source, unset the delegate */ }
+///     }
 /// }
 /// ```
 ///

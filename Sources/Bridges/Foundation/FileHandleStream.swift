@@ -5,6 +5,7 @@ extension FileHandle {
     /// The data that becomes readable on this handle (a pipe, a socket, a file) as a stream of
     /// chunks; finishes at end of file.
     ///
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with a `pipe` -->
     /// ```swift
     /// for await chunk in pipe.fileHandleForReading.readChunks(buffering: .suspending(4)) {
     ///     await upload(chunk)      // reading pauses while four chunks wait

@@ -8,11 +8,13 @@ extension NotificationCenter {
     /// breaks, or its task is cancelled), so no observer outlives its consumer.
     ///
     /// Before:
+    /// <!-- snippet: legacy-body — the legacy code (Swift 5), in a view model with `center` and `token` -->
     /// ```swift
     /// token = center.addObserver(forName: .didSave, object: nil, queue: nil) { note in self.refresh(note) }
     /// // …and later, somewhere, never forgotten: center.removeObserver(token)
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `center` -->
     /// ```swift
     /// for await id in center.notificationStream(named: .didSave, transform: { $0.object as? ID }) { refresh(id) }
     /// ```

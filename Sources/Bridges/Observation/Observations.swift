@@ -6,12 +6,14 @@ import Observation
 /// on Linux. The stdlib's `Observations` does this from iOS 26 / macOS 26.
 ///
 /// Before (Combine):
+/// <!-- snippet: legacy-body — the legacy code (Swift 5), in a view model with `model` and `cancellables` -->
 /// ```swift
-/// model.$query.sink { query in … }.store(in: &cancellables)        // @Published var query
+/// model.$query.sink { query in self.refresh(query) }.store(in: &cancellables)   // @Published var query
 /// ```
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `model` -->
 /// ```swift
-/// for await query in observations(of: model) { $0.query } { … }    // @Observable, var query
+/// for await query in observations(of: model, { $0.query }) { refresh(query) }   // @Observable, var query
 /// ```
 ///
 /// - **Cold**: each iterator gets its own tracking, started on its first `next()`.

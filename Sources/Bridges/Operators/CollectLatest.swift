@@ -6,11 +6,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///
     /// Before (a hand-written cancel-previous loop, which races: the old task may still write
     /// its result after the new element arrived):
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `queries` and `search(_:)` -->
     /// ```swift
     /// var current: Task<Void, Never>?
     /// for await query in queries { current?.cancel(); current = Task { await search(query) } }
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `queries` and `search(_:)` -->
     /// ```swift
     /// await queries.collectLatest { query in await search(query) }
     /// ```
@@ -52,10 +54,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// (with its `bag`), and `bag.cancelAll()` also cancels the running action.
     ///
     /// Before (leaks the view model, and a stale search can overwrite a newer one):
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `queries`, `results` and `search(_:)` -->
     /// ```swift
+    /// var current: Task<Void, Never>?
     /// Task { for await query in queries { current?.cancel(); current = Task { self.results = await search(query) } } }
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `queries`, `results`, `bag` and `search(_:)` -->
     /// ```swift
     /// queries.collectLatest(weak: self, in: bag) { owner, query in owner.results = await search(query) }
     /// ```

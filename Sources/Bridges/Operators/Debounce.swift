@@ -4,12 +4,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// `TestClock` in tests.
     ///
     /// Before (Combine):
+    /// <!-- snippet: legacy-body — the legacy code (Swift 5), with a Combine `searchText` -->
     /// ```swift
-    /// searchText.debounce(for: .milliseconds(300), scheduler: DispatchQueue.main)
+    /// let debounced = searchText.debounce(for: .milliseconds(300), scheduler: DispatchQueue.main)
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `searchText` and `clock` -->
     /// ```swift
-    /// searchText.debounce(for: .milliseconds(300), clock: clock)   // some Clock<Duration>
+    /// let debounced = searchText.debounce(for: .milliseconds(300), clock: clock)   // some Clock<Duration>
     /// ```
     ///
     /// - The window of an element starts when it arrives (`clock.now` then), so with a `TestClock`

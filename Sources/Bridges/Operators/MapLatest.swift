@@ -5,12 +5,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// `mapLatest`).
     ///
     /// Before (Combine):
+    /// <!-- snippet: legacy-body — the legacy code (Swift 5), with a Combine `queries` -->
     /// ```swift
-    /// query.map { q in search(q) }.switchToLatest().sink { results in … }
+    /// queries.map { q in self.search(q) }.switchToLatest().sink { results in self.render(results) }.store(in: &cancellables)
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `queries` and `search(_:)` -->
     /// ```swift
-    /// for try await results in query.mapLatest({ q in try await search(q) }) { … }
+    /// for await results in queries.mapLatest({ q in await search(q) }) { render(results) }
     /// ```
     ///
     /// - Cancel-previous, exactly once: when an element arrives, the task running the previous

@@ -9,11 +9,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// this sequence's `Failure` is chosen instead (`Never` for a sequence that cannot fail).
     ///
     /// Before (a hand-written pump, started before anyone listens and never stopped):
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `socket` -->
     /// ```swift
     /// let events = Broadcast<Event>()
     /// let pump = Task { for await event in socket.events { events.yield(event) }; events.finish() }
     /// ```
     /// After (started by the first consumer, stopped when the last one leaves):
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `socket` -->
     /// ```swift
     /// let events = socket.events.shared()
     /// ```
@@ -52,9 +54,10 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Shares one iteration of this sequence among every consumer iterating the result, each
     /// with its own buffering policy; it fails as this sequence does (never, if it cannot).
     ///
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `locationUpdates`, a stream of the legacy manager's updates -->
     /// ```swift
-    /// let locations = manager.locationUpdates.shared(replay: 1, stopTimeout: .after(.seconds(5)))
-    /// for await location in locations.stream(buffering: .latest) { … }
+    /// let locations = locationUpdates.shared(replay: 1, stopTimeout: .after(.seconds(5)))
+    /// for try await location in locations.stream(buffering: .latest) { show(location) }
     /// ```
     ///
     /// See ``SharedSequence`` for when the upstream starts, stops and restarts.

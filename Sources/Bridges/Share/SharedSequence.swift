@@ -1,11 +1,12 @@
 /// One upstream `AsyncSequence` consumed by any number of consumers, each with its own buffering
 /// policy: what `sequence.shared(replay:stopTimeout:)` returns.
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `locationUpdates`, a stream of the legacy manager's updates -->
 /// ```swift
-/// let locations = manager.locationUpdates.shared(replay: 1, stopTimeout: .after(.seconds(5)))
-/// for await location in locations.stream(buffering: .latest) { … }     // a map view
-/// for await location in locations.stream(buffering: .unbounded) { … }  // a track recorder
-/// for await location in locations { … }                                // `.unbounded` too
+/// let locations = locationUpdates.shared(replay: 1, stopTimeout: .after(.seconds(5)))
+/// for try await location in locations.stream(buffering: .latest) { show(location) }     // a map view
+/// for try await location in locations.stream(buffering: .unbounded) { record(location) }  // a track recorder
+/// for try await location in locations { record(location) }                              // `.unbounded` too
 /// ```
 ///
 /// - **One iteration at a time.** The upstream is iterated by one task, started when the first

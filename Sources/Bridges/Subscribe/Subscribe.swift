@@ -5,10 +5,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// `sink(receiveCompletion:receiveValue:)`.
     ///
     /// Before:
+    /// <!-- snippet: legacy-body — the legacy code (Swift 5), with a Combine `facade.items` -->
     /// ```swift
     /// facade.items.sink { [weak self] items in self?.render(items) }.store(in: &cancellables)
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `facade` and `bag` -->
     /// ```swift
     /// facade.items.subscribe(on: .mainActor) { [weak self] items in self?.render(items) }.store(in: bag)
     /// ```

@@ -12,10 +12,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// the source down) when `owner` is deallocated.
     ///
     /// Before (leaks: the Task holds `self` until the endless sequence ends, i.e. never):
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `facade` -->
     /// ```swift
-    /// Task { for await items in facade.items { self.items = items } }
+    /// Task { for try await items in facade.items { self.items = items } }
     /// ```
     /// After:
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `facade` and `bag` -->
     /// ```swift
     /// facade.items.forEach(weak: self, in: bag) { owner, items in owner.items = items }
     /// ```
@@ -90,6 +92,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// ``forEach(weak:in:isolation:lifetimeCheck:fileID:line:_:)`` does, and hands a failure the
     /// sequence throws to `onFailure`.
     ///
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `facade`, `bag`, `items` and `error` -->
     /// ```swift
     /// facade.items.forEach(weak: self, in: bag) { owner, items in
     ///     owner.items = items

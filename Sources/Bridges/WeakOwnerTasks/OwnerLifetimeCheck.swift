@@ -11,6 +11,7 @@
 /// ``expectRelease(of:within:fileID:line:)`` catches the other direction, an owner kept alive
 /// by its own task (the naive `Task { for await x in seq { self.x = x } }`).
 ///
+/// <!-- snippet: body — at app start -->
 /// ```swift
 /// #if DEBUG
 /// OwnerLifetimeCheck.default = .after(.after(.seconds(2)))   // at app start

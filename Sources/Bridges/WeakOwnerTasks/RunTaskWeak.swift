@@ -4,10 +4,12 @@
 /// `apply` together with the owner, if the owner still exists.
 ///
 /// Before (keeps the view model alive until the request ends, then writes to a screen nobody sees):
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` -->
 /// ```swift
 /// Task { self.items = try await api.loadItems() }
 /// ```
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` and `bag` -->
 /// ```swift
 /// runTask(weak: self, in: bag) {
 ///     try await api.loadItems()

@@ -1,10 +1,11 @@
 /// Lets one `withCallback` accept both kinds of body: one that just starts the legacy call, and
 /// one whose last `Cancellation` expression makes the call cancellable.
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api`, `session` and `url` -->
 /// ```swift
-/// try await withCallback { done in api.load(completion: done) }                 // not cancellable
-/// try await withCallback { done in api.start(completion: done) }                // start(...) returns a Cancellation
-/// try await withCallback { done in                                            // explicit return: as usual
+/// let items = try await withCallback { done in api.load(completion: done) }        // not cancellable
+/// let started = try await withCallback { done in api.start(completion: done) }     // start(...) returns a Cancellation
+/// let data = try await withCallback { done in                                      // explicit return: as usual
 ///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }
 ///     task.resume()
 ///     return Cancellation { task.cancel() }
@@ -17,10 +18,11 @@
 ///
 /// `if`/`else`, `switch`, `if #available` and `for` are part of the builder, so a body that
 /// checks something before the legacy call keeps the token it ends with:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `cache` and `client` -->
 /// ```swift
-/// try await withCallback { done in
+/// let user = try await withCallback { done in
 ///     if cache.isStale { cache.reset() }
-///     let request = client.fetch(id, completion: done)
+///     let request = client.fetchUser(id, completion: done)
 ///     Cancellation { request.cancel() }                 // kept: the call is cancellable
 /// }
 /// ```

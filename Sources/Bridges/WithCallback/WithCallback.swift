@@ -9,6 +9,7 @@
 /// After:  `let user = try await withCallback { done in client.fetchUser(id, completion: done) }`
 ///
 /// Return a ``Cancellation`` from the body to make the legacy call cancellable:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `client` and `id` -->
 /// ```swift
 /// let user = try await withCallback { done in
 ///     let request = client.fetchUser(id, completion: done)
@@ -86,6 +87,7 @@ func _valueOrError<Success>(_ value: Success?, _ error: (any Error)?, site: Call
 ///
 /// Before: `session.dataTask(with: url) { data, _, error in … }`
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `session` and `url` -->
 /// ```swift
 /// let data = try await withCallback { done in
 ///     let task = session.dataTask(with: url) { data, _, error in done(data, error) }
@@ -137,6 +139,11 @@ public func withCallback<Success>(
 /// After:  `let place = try await withCallback { done in locator.currentPlace(completion: done) }`
 ///
 /// It still `throws`: cancellation, a timeout or a dropped handler end the wait.
+///
+/// Disfavored: for an `(Error?)` handler, `Success == (any Error)?` fits too, and an untyped
+/// `onLateResult:` written before the body could bind this shape, returning the error as the
+/// call's value instead of throwing it. The `(Error?)` shape wins there.
+@_disfavoredOverload
 @inlinable
 public func withCallback<Success>(
     isolation: isolated (any Actor)? = #isolation,

@@ -3,19 +3,20 @@
 //
 // Why: the type checker solves a call's closures left to right. Written before the body, an
 // untyped multi-statement `onLateResult: { late in … }` is solved first, when nothing has yet
-// said what `late` is (only the body's `done`, passed to the legacy call, does), and the call
-// fails with "generic parameter could not be inferred" and a misleading "cannot use explicit
-// 'return' statement in the body of result builder". Written after the body, `late` takes the
-// type the body fixed. Each overload here forwards to its leading-form twin in WithCallback.swift.
+// said what `late` is (only the body's `done`, passed to the legacy call, does); such a call fails
+// with the message of WithCallbackUntypedLateResult.swift's fallbacks. Written after the body,
+// `late` takes the type the body fixed. Each overload here forwards to its leading-form twin in
+// WithCallback.swift (or WithTypedCallback.swift).
 
 /// The `Result<T, E>` form of `withCallback` with `onLateResult` written after the body, where
 /// its parameter's type needs no spelling:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `client` and `id` -->
 /// ```swift
 /// let user = try await withCallback { done in
 ///     let request = client.fetchUser(id, completion: done)
 ///     return Cancellation { request.cancel() }
 /// } onLateResult: { late in
-///     if case .success(let user) = late { user.close() }
+///     if case .success(let user) = late { print("\(user.name) arrived after the caller left") }
 /// }
 /// ```
 @inlinable
@@ -70,5 +71,19 @@ public func withCallback(
     onLateResult: @escaping @Sendable ((any Error)?) -> Void
 ) async throws {
     try await withCallback(
+        isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
+}
+
+/// `withTypedCallback` with `onLateResult` written after the body.
+@inlinable
+public func withTypedCallback<Success, Failure: Error>(
+    isolation: isolated (any Actor)? = #isolation,
+    timeout: BridgeTimeout? = nil,
+    fileID: String = #fileID,
+    line: UInt = #line,
+    @LegacyCallBuilder _ body: (_ done: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Cancellation?,
+    onLateResult: @escaping @Sendable (Result<Success, Failure>) -> Void
+) async throws(CallbackFailure<Failure>) -> Success {
+    try await withTypedCallback(
         isolation: isolation, timeout: timeout, onLateResult: onLateResult, fileID: fileID, line: line, body)
 }

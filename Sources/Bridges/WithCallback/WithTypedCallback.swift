@@ -16,12 +16,18 @@ extension CallbackFailure: Equatable where Failure: Equatable {}
 
 /// `withCallback` for a `Result<T, MyError>` handler, with typed throws.
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `weatherClient` (its handler: `Result<Forecast, WeatherError>`) -->
 /// ```swift
 /// do {
-///     let user = try await withTypedCallback { done in client.fetchUser(id, completion: done) }
-/// } catch .failure(let apiError) {          // apiError: APIError, no cast
-///     …
-/// } catch .cancelled { … } catch .bridge(let error) { … }
+///     let forecast = try await withTypedCallback { done in weatherClient.forecast(for: "Oslo", completion: done) }
+///     show(forecast)
+/// } catch .failure(let error) {          // error: WeatherError, no cast
+///     show(error)
+/// } catch .cancelled {
+///     return
+/// } catch .bridge(let error) {
+///     show(error)
+/// }
 /// ```
 /// Same guarantees as `withCallback`.
 @inlinable

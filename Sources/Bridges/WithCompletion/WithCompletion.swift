@@ -96,12 +96,14 @@ func _withCompletionCore<Success: Sendable>(
 /// Keep an old signature alive on top of the new async implementation:
 ///
 /// Before:
+/// <!-- snippet: legacy-members — the legacy code (Swift 5) -->
 /// ```swift
 /// func load(completion: @escaping @Sendable (Result<[Item], Error>) -> Void) {
 ///     queue.async { /* hand-written loading, threading and error plumbing */ }
 /// }
 /// ```
 /// After:
+/// <!-- snippet: members — of a view model with `load() async throws -> [Item]` -->
 /// ```swift
 /// @discardableResult
 /// func load(completion: @escaping @Sendable (Result<[Item], Error>) -> Void) -> Cancellation {
@@ -109,6 +111,7 @@ func _withCompletionCore<Success: Sendable>(
 /// }
 /// ```
 /// In a `@MainActor` type whose handlers are `@MainActor`, `on: .mainActor` takes them as they are:
+/// <!-- snippet: members — of a `@MainActor` view model with `load() async throws -> [Item]` -->
 /// ```swift
 /// func load(completion: @escaping @MainActor (Result<[Item], Error>) -> Void) -> Cancellation {
 ///     withCompletion(on: .mainActor, completion) { try await self.load() }
@@ -147,12 +150,14 @@ public func withCompletion<Success: Sendable>(
 /// failure, `(nil, CancellationError())` when cancelled (unless `whenCancelled: .doNotCall`).
 ///
 /// Before:
+/// <!-- snippet: legacy-members — the legacy code (Swift 5) -->
 /// ```swift
-/// @objc func fetchAvatar(completion: @escaping (Data?, Error?) -> Void) { legacyFetch(completion) }
+/// func fetchAvatar(completion: @escaping (Data?, Error?) -> Void) { legacyFetch(completion) }
 /// ```
 /// After:
+/// <!-- snippet: members — of a `@MainActor` view model with `avatar() async throws -> Data` -->
 /// ```swift
-/// @objc func fetchAvatar(completion: @escaping @Sendable (Data?, Error?) -> Void) {
+/// func fetchAvatar(completion: @escaping @Sendable (Data?, Error?) -> Void) {
 ///     withCompletion(on: .mainActor, completion) { try await self.avatar() }
 /// }
 /// ```
@@ -203,16 +208,18 @@ public func withCompletion(
 /// keep its old completion-handler API on top of the new async one.
 ///
 /// Before (legacy code, inside `@MainActor final class ProfileModel`):
+/// <!-- snippet: legacy-members — the legacy code (Swift 5) -->
 /// ```swift
 /// func load(completion: @escaping @MainActor (Result<String, Error>) -> Void) {
 ///     api.fetch { result in DispatchQueue.main.async { completion(result) } }
 /// }
 /// ```
 /// After:
+/// <!-- snippet: members — of a `@MainActor` view model with `fetchTitle() async throws -> String` -->
 /// ```swift
 /// @discardableResult
 /// func load(completion: @escaping @MainActor (Result<String, any Error>) -> Void) -> Cancellation {
-///     withCompletion(on: .mainActor, completion) { try await self.load() }
+///     withCompletion(on: .mainActor, completion) { try await self.fetchTitle() }
 /// }
 /// ```
 /// `completion` runs on the main actor, exactly once (at most once with `.doNotCall`), and never

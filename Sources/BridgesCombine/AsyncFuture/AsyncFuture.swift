@@ -11,14 +11,18 @@ import Bridges
 /// subscription is.
 ///
 /// Before (the task outlives the subscriber; `cancel()` cannot reach it):
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` -->
 /// ```swift
-/// Future { promise in
-///     Task { promise(Result { try await api.load() }) }
+/// let user = Future<UserProfile, any Error> { promise in
+///     Task {
+///         do { promise(.success(try await api.loadUser())) } catch { promise(.failure(error)) }
+///     }
 /// }
 /// ```
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` -->
 /// ```swift
-/// AsyncFuture { try await api.load() }
+/// let user = AsyncFuture { try await api.loadUser() }
 /// ```
 ///
 /// Unlike Combine's `Future`, which runs its closure at once and shares the result, an

@@ -10,14 +10,20 @@ import Bridges
 /// A Combine publisher over any `AsyncSequence`, for code that still speaks Combine.
 ///
 /// Before (no Apple API goes this way; a hand-rolled subject drops demand on the floor):
+/// <!-- snippet: members — of a view model with `items`, an `AsyncSequence` of `Item` -->
 /// ```swift
-/// let subject = PassthroughSubject<Item, Never>()
-/// Task { for await item in items { subject.send(item) } }
-/// return subject.eraseToAnyPublisher()
+/// func itemsPublisher() -> AnyPublisher<Item, Never> {
+///     let subject = PassthroughSubject<Item, Never>()
+///     Task { for await item in itemStream { subject.send(item) } }
+///     return subject.eraseToAnyPublisher()
+/// }
 /// ```
 /// After:
+/// <!-- snippet: members — of a view model with `items`, an `AsyncSequence` of `Item` -->
 /// ```swift
-/// return items.publisher.eraseToAnyPublisher()
+/// func itemsPublisher() -> AnyPublisher<Item, Never> {
+///     itemStream.publisher().eraseToAnyPublisher()
+/// }
 /// ```
 ///
 /// - Each subscription makes its own iterator (`makeAsyncIterator()` per subscriber) in its own

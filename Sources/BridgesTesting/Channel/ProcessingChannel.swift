@@ -6,6 +6,7 @@ import Bridges
 /// So a presenter test can send an input and assert on the result right away, without sleeps
 /// or yields:
 ///
+/// <!-- snippet: test — with a `Presenter` and a `view` that records its updates -->
 /// ```swift
 /// let items = ProcessingChannel<[Item]>()
 /// let presenter = Presenter(items: items, view: view)   // runs `for await items in items { view.update(items) }`

@@ -4,6 +4,7 @@
 /// (`BridgeTimeout.after(.seconds(5), on: clock)`).
 ///
 /// Before (waits 0.33 s of real time, and is flaky on a loaded machine):
+/// <!-- snippet: test — with a `SearchPresenter` and a fake `api` -->
 /// ```swift
 /// let presenter = SearchPresenter(api: api, clock: ContinuousClock())
 /// try await presenter.searchText.send("123")
@@ -11,6 +12,7 @@
 /// #expect(api.invocations.map(\.request) == ["123"])
 /// ```
 /// After (takes a millisecond or two):
+/// <!-- snippet: test — with a `SearchPresenter` and a fake `api` -->
 /// ```swift
 /// let clock = TestClock()
 /// try await withSerialTasks {

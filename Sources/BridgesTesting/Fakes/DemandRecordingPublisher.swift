@@ -11,6 +11,7 @@ import Bridges
 /// make, so a test can assert backpressure: "the bridge asked for one element per `next()`",
 /// "it never had more than 8 outstanding", "cancelling the consumer cancelled exactly once".
 ///
+/// <!-- snippet: test -->
 /// ```swift
 /// let upstream = DemandRecordingPublisher<Int, Never>()
 /// var iterator = upstream.stream(buffering: .rendezvous).makeAsyncIterator()

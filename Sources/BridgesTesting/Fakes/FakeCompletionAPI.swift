@@ -5,6 +5,7 @@
 /// no request), exactly like a years-old client method; the test then completes the call,
 /// fails it, calls back twice, or drops the handler, and checks whether cancellation reached it:
 ///
+/// <!-- snippet: test -->
 /// ```swift
 /// let api = FakeCompletionAPI<String, [Item]>()
 /// let task = Task { try await withCallback { done in api.call("shoes", completion: done) } }

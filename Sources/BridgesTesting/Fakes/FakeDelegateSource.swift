@@ -25,6 +25,7 @@ public protocol FakeSourceDelegate: AnyObject {
 /// `@MainActor` view model captures it in a `CallbackStream` builder and its teardown, which
 /// run on the main actor.
 ///
+/// <!-- snippet: test -->
 /// ```swift
 /// let manager = FakeDelegateSource<Readings>()
 /// let readings = CallbackStream<Int, any Error>(buffering: .unbounded) { sink in

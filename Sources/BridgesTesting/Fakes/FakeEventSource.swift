@@ -5,6 +5,7 @@
 /// `Cancellation` back, the shape of `addObserver`/`removeObserver`, of a delegate set and
 /// reset, or of a callback registration API:
 ///
+/// <!-- snippet: test -->
 /// ```swift
 /// let source = FakeEventSource<Location>()
 /// let locations = CallbackStream<Location, any Error>(buffering: .unbounded) { sink in

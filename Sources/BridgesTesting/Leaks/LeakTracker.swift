@@ -1,8 +1,9 @@
 /// Tracks objects and fails the test naming each one that is still alive when it should be gone.
 ///
+/// <!-- snippet: test — with a `LoginViewModel` -->
 /// ```swift
 /// await withLeakTracking { tracker in
-///     let model = LoginViewModel(...)
+///     let model = LoginViewModel()
 ///     tracker.track(model)
 ///     await model.start()
 /// }   // fails: "LoginViewModel (tracked at LoginTests.swift:12) is still alive"

@@ -6,11 +6,13 @@ import Dispatch
 /// has settled, without real sleeps or `Task.yield()` loops.
 ///
 /// Before:
+/// <!-- snippet: test — with a `presenter` and its `facade` -->
 /// ```swift
 /// presenter.remove(item)                  // starts Task { await facade.remove(item) }
 /// for _ in 0..<100 { await Task.yield() } // and hopes
 /// ```
 /// After:
+/// <!-- snippet: test — with a `presenter` and its `facade` -->
 /// ```swift
 /// await withSerialTasks {
 ///     presenter.remove(item)

@@ -1,6 +1,7 @@
 /// Records the elements and the end of any `AsyncSequence`, so a test can take them one at a
 /// time and assert on what did, and did not, arrive.
 ///
+/// <!-- snippet: test — with a `stream` fed by `source` -->
 /// ```swift
 /// let recorder = stream.record()
 /// #expect(try await recorder.next() == 1)

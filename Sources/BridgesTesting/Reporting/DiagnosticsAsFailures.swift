@@ -16,11 +16,14 @@ extension Diagnostics {
 /// bridge's call site: a completion handler called twice, a dropped callback, a yield after
 /// finish.
 ///
+/// <!-- snippet: file -->
 /// ```swift
 /// @Test func loadsOnce() async throws {
+///     let client = FakeCompletionAPI<Int, User>()
 ///     try await withBridgesDiagnosticsAsFailures {
-///         let user = try await withCallback { done in client.fetchUser(42, completion: done) }
-///         #expect(user.id == 42)
+///         async let user = withCallback { done in client.call(42, completion: done) }
+///         try await client.nextInvocation().complete(with: User(id: 42, name: "Ada"))
+///         #expect(try await user.id == 42)
 ///     }   // a client that calls back twice fails this test at the withCallback line
 /// }
 /// ```

@@ -5,12 +5,22 @@ import Bridges
 ///
 /// Before: the misuse fails the test on purpose, and `withKnownIssue` swallows it, so every such
 /// test adds to the run's "N known issues" line:
+/// <!-- snippet: test -->
 /// ```swift
-/// withKnownIssue { try await withBridgesDiagnosticsAsFailures { … api.callTwice(with: 1) … } }
+/// let api = FakeCompletionAPI<Void, Int>()
+/// await withKnownIssue {
+///     try await withBridgesDiagnosticsAsFailures {
+///         async let value = withCallback { done in api.call(completion: done) }
+///         try await api.nextInvocation().callTwice(with: 1)
+///         _ = try await value
+///     }
+/// }
 /// ```
 /// After: the diagnostic is the expectation; a missing, extra or different one fails the test
 /// at this call's line, naming what was reported:
+/// <!-- snippet: test -->
 /// ```swift
+/// let api = FakeCompletionAPI<Void, Int>()
 /// let value = try await expectDiagnostics([.callbackCalledTwice]) {
 ///     async let value = withCallback { done in api.call(completion: done) }
 ///     try await api.nextInvocation().callTwice(with: 1)

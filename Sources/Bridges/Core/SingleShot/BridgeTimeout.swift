@@ -3,9 +3,10 @@
 /// The clock is erased so that every bridge takes one optional `timeout:` parameter; pass a test
 /// clock from `BridgesTesting` to drive it with virtual time:
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` and a `clock` -->
 /// ```swift
-/// try await withCallback(timeout: .after(.seconds(5))) { done in api.load(completion: done) }
-/// try await withCallback(timeout: .after(.seconds(5), on: testClock)) { … }
+/// let items = try await withCallback(timeout: .after(.seconds(5))) { done in api.load(completion: done) }
+/// let again = try await withCallback(timeout: .after(.seconds(5), on: clock)) { done in api.load(completion: done) }
 /// ```
 ///
 /// When the timeout elapses the awaiting task throws ``BridgeError/timedOut`` and the

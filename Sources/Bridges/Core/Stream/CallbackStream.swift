@@ -1,5 +1,6 @@
 /// An `AsyncSequence` fed by callbacks or a delegate, with a buffering policy and a teardown.
 ///
+/// <!-- snippet: body — in a method of a `@MainActor` view model with a legacy `manager` -->
 /// ```swift
 /// let locations = CallbackStream<Location, any Error>(buffering: .latest) { sink in
 ///     let proxy = LocationDelegate(sink)         // retained by the stream until teardown
@@ -7,7 +8,7 @@
 ///     manager.start()
 ///     return Cancellation { manager.stop(); manager.delegate = nil; _ = proxy }
 /// }
-/// for try await location in locations { … }
+/// for try await location in locations { show(location) }
 /// ```
 ///
 /// - **Cold**: the builder runs when a consumer first calls `next()` (awaited there, in the
@@ -21,7 +22,7 @@
 ///   written in a `@MainActor` view model) is enqueued on that actor when the stream ends and runs
 ///   there; when the loop itself runs on that actor, that is after the loop's current job (the
 ///   actor is busy with it), so after the loop ended. A teardown given as
-///   ``Teardown/onTermination(_:)`` learns why (``Termination``).
+///   ``Teardown/onTermination(isolation:_:)`` learns why (``Termination``).
 /// - **Accounting**: `onUndelivered` sees every element produced and not delivered, with its
 ///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
 /// - **Lifetime**: what the teardown captures (a delegate proxy) is retained until the teardown
@@ -101,6 +102,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     /// Creates a cold stream whose teardown learns why the stream ended.
     ///
+    /// <!-- snippet: body — in a method of a `@MainActor` view model with `observe(onChange:onError:)` and `log` -->
     /// ```swift
     /// let rows = CallbackStream<[Row], any Error> { sink in
     ///     let observation = observe(onChange: { sink.yield($0) }, onError: { sink.finish(throwing: $0) })
@@ -205,13 +207,47 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
     }
 
     /// What stops the producer when the stream ends: a ``Cancellation`` (today's form), or a
-    /// handler that learns why (``onTermination(_:)``). Runs exactly once, on the thread that
-    /// ended the stream, never under a lock, and before the consumer's loop ends.
+    /// handler that learns why (``onTermination(isolation:_:)``). Runs exactly once, never under a
+    /// lock. Made in nonisolated code it runs on the thread that ended the stream, before the
+    /// consumer's loop ends; made on an actor (a `@MainActor` view model's builder) it runs on
+    /// that actor, enqueued there, as a ``Cancellation`` made there does.
     public struct Teardown: Sendable {
         @usableFromInline
         enum Kind: Sendable {
             case cancellation(Cancellation)
             case handler(@Sendable (Termination) -> Void)
+            case isolatedHandler(IsolatedHandler)
+        }
+
+        /// A handler made in an actor's isolation, with that actor: it may capture the actor's
+        /// non-`Sendable` state, and runs only there. A class, so that `Kind` stays two words and
+        /// the stream's state its size.
+        @usableFromInline
+        final class IsolatedHandler: @unchecked Sendable {
+            // @unchecked Sendable: `handler` is called only on `isolation`, the actor whose region
+            // it was made in (`run` enqueues it there, as `Cancellation.cancel()` does an action).
+            @usableFromInline let handler: (Termination) -> Void
+            @usableFromInline let isolation: any Actor
+
+            @usableFromInline
+            init(_ handler: @escaping (Termination) -> Void, isolation: any Actor) {
+                self.handler = handler
+                self.isolation = isolation
+            }
+
+            @usableFromInline
+            func run(_ termination: Termination) {
+                let handler = handler
+                let termination = UnsafeTermination(termination)
+                Cancellation.enqueue(UnsafeAction { handler(termination.value) }, on: isolation)
+            }
+        }
+
+        /// A termination carried to the handler's actor (`Failure` is an `Error`, so `Sendable`).
+        @usableFromInline
+        struct UnsafeTermination: @unchecked Sendable {
+            @usableFromInline let value: Termination
+            @usableFromInline init(_ value: Termination) { self.value = value }
         }
 
         @usableFromInline let kind: Kind
@@ -224,9 +260,35 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         init(kind: Kind) { self.kind = kind }
 
         /// A teardown that receives why the stream ended: `.finished`, `.failed(error)` or `.cancelled`.
+        ///
+        /// Made on an actor (a stream builder written in a `@MainActor` view model), the handler
+        /// runs on that actor and may capture its non-`Sendable` state (a legacy manager); it is
+        /// enqueued there when the stream ends, as a ``Cancellation`` made there is. Made in
+        /// nonisolated code, it must be `Sendable` or own what it captures, and runs on the thread
+        /// that ended the stream, before the consumer's loop ends.
+        ///
+        /// - Parameters:
+        ///   - isolation: The actor the handler belongs to (filled in by `#isolation`); leave the default.
+        ///   - handler: Receives why the stream ended.
         @inlinable
-        public static func onTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Teardown {
-            Teardown(kind: .handler(handler))
+        public static func onTermination(
+            isolation: isolated (any Actor)? = #isolation,
+            _ handler: @escaping (Termination) -> Void
+        ) -> Teardown {
+            guard let isolation else {
+                // Nonisolated: the handler was made where nothing else runs it (as `Cancellation`'s
+                // nonisolated action is), so it may run on the thread that ends the stream.
+                return Teardown(kind: .handler(UnsafeHandler(handler).call))
+            }
+            return Teardown(kind: .isolatedHandler(IsolatedHandler(handler, isolation: isolation)))
+        }
+
+        /// A nonisolated handler, called wherever the stream ends (see ``onTermination(isolation:_:)``).
+        @usableFromInline
+        struct UnsafeHandler: @unchecked Sendable {
+            @usableFromInline let handler: (Termination) -> Void
+            @usableFromInline init(_ handler: @escaping (Termination) -> Void) { self.handler = handler }
+            @usableFromInline func call(_ termination: Termination) { handler(termination) }
         }
 
         @inlinable
@@ -234,6 +296,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             switch kind {
             case .cancellation(let cancellation): cancellation.cancel()
             case .handler(let handler): handler(termination)
+            case .isolatedHandler(let handler): handler.run(termination)
             }
         }
     }

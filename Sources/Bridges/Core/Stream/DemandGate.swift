@@ -10,16 +10,27 @@
 /// makes sure the source ends up running if there is credit and paused if there is none.
 ///
 /// Before (loses its wake-up when `onDemand` fires before `pause()` took effect):
+/// <!-- snippet: body — in a method of a `@MainActor` view model with a pausable `source` -->
 /// ```swift
-/// sink.onDemand { _ in source.resume() }
-/// if case .stopProducing = sink.yield(chunk) { source.pause() }
+/// let chunks = CallbackStream<Data, Never>(buffering: .suspending(4)) { sink in
+///     sink.onDemand { _ in source.resume() }
+///     source.onChunk = { chunk in
+///         if case .stopProducing = sink.yield(chunk) { source.pause() }
+///     }
+///     return Cancellation { source.cancel() }
+/// }
 /// ```
 /// After:
+/// <!-- snippet: body — in a method of a `@MainActor` view model with a pausable `source` -->
 /// ```swift
-/// let gate = DemandGate(pause: { source.pause() }, resume: { source.resume() })
-/// sink.onDemand { gate.add($0) }      // the room in the buffer, as it appears
-/// gate.spend(); sink.yield(chunk)     // one credit per element: spend it, then yield
-/// return Cancellation { gate.stop(); source.cancel() }
+/// let chunks = CallbackStream<Data, Never>(buffering: .suspending(4)) { sink in
+///     let gate = DemandGate(pause: { source.pause() }, resume: { source.resume() })
+///     sink.onDemand { gate.add($0) }      // the room in the buffer, as it appears
+///     source.onChunk = { chunk in
+///         gate.spend(); sink.yield(chunk)  // one credit per element: spend it, then yield
+///     }
+///     return Cancellation { gate.stop(); source.cancel() }
+/// }
 /// ```
 ///
 /// **Spend before you yield.** Once an element is yielded the consumer may take it and report
