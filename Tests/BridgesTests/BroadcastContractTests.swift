@@ -183,10 +183,10 @@ struct BroadcastContractTests {
     /// reported before the stop does not count as reported room.
     @Test func producerToldToStopAfterUnlimitedDemand_hearsTheRoomAWaitingSubscriberMakes() async {
         let events = Broadcast<Int>()
-        let demand = LifetimeRecorder<Int>()
-        events.onDemand { demand.record($0) }
+        let demand = Collected<Int>()
+        events.onDemand { demand.append($0) }
         #expect(demand.values == [Int.max], "nobody holds it back")
-        let taken = LifetimeGate()
+        let taken = Gate()
         let consumer = Task { () -> [Int] in
             var received: [Int] = []
             for await value in events.stream(buffering: .suspending(1)) {
@@ -215,8 +215,8 @@ struct BroadcastContractTests {
         await events.waitForSubscribers(1)
         let sink = try #require(events.state.withLock { $0.subscribers.first?.sink })
         while !sink.token.storage.state.withLock({ $0.consumer != nil }) { await Task.yield() }
-        let demand = LifetimeRecorder<Int>()
-        events.onDemand { demand.record($0) }
+        let demand = Collected<Int>()
+        events.onDemand { demand.append($0) }
         #expect(demand.values == [1], "the waiting consumer's one slot")
         consumer.executor.queue.suspend()  // the consumer cannot run until resumed below
         events.yield(1)

@@ -5,6 +5,7 @@
 import Bridges
 import BridgesTesting
 import LegacySDK
+import TestSupport
 import Testing
 
 enum LookupError: Error { case missingID }
@@ -38,11 +39,11 @@ struct DocumentedPatternsTests {
         try await withLeakTracking { (tracker: LeakTracker) async throws in
             let screen = UserScreen()
             tracker.track(screen)
-            let started = LifetimeRecorder<Int>()
-            let cancelled = LifetimeRecorder<Int>()
+            let started = Collected<Int>()
+            let cancelled = Collected<Int>()
             screen.client.onRequest = { request in
-                request.onCancel = { cancelled.record($0.id) }
-                started.record(request.id)
+                request.onCancel = { cancelled.append($0.id) }
+                started.append(request.id)
             }
             let first = Task { try await screen.user(1).name }
             let second = Task { try await screen.user(2).name }
@@ -66,7 +67,7 @@ struct DocumentedPatternsTests {
         #expect(screen.client.requests.isEmpty)
 
         screen.selectedID = 7
-        let started = LifetimeGate()
+        let started = Gate()
         screen.client.onRequest = { _ in started.open() }
         let call = Task { try await screen.selectedUser().id }
         await started.wait()

@@ -5,6 +5,7 @@
 import Bridges
 import BridgesTesting
 import LegacySDK
+import TestSupport
 import Testing
 
 @MainActor final class TerminationScreen {
@@ -38,8 +39,8 @@ struct TeardownIsolationTests {
         try await withLeakTracking { (tracker: LeakTracker) async throws in
             let screen = TerminationScreen()
             tracker.track(screen)
-            let running = LifetimeGate()
-            let stopped = LifetimeGate()
+            let running = Gate()
+            let stopped = Gate()
             screen.manager.onStart = { running.open() }
             screen.manager.onStop = { stopped.open() }
             let consumer = Task {
@@ -61,8 +62,8 @@ struct TeardownIsolationTests {
 
     @Test func mainActorHandler_producerFails_learnsTheError() async throws {
         let screen = TerminationScreen()
-        let running = LifetimeGate()
-        let stopped = LifetimeGate()
+        let running = Gate()
+        let stopped = Gate()
         screen.manager.onStart = { running.open() }
         screen.manager.onStop = { stopped.open() }
         let consumer = Task {
@@ -82,7 +83,7 @@ struct TeardownIsolationTests {
     }
 
     @Test func nonisolatedHandler_runsBeforeTheLoopEnds() async throws {
-        let ended = LifetimeRecorder<String>()
+        let ended = Collected<String>()
         let stream = makeNonisolatedStream(recordingInto: ended)
         for try await value in stream {
             #expect(value == 1)
@@ -93,12 +94,12 @@ struct TeardownIsolationTests {
 }
 
 /// A stream made in nonisolated code: its handler is `Sendable` and runs where the stream ends.
-nonisolated func makeNonisolatedStream(recordingInto ended: LifetimeRecorder<String>) -> CallbackStream<Int, Never> {
+nonisolated func makeNonisolatedStream(recordingInto ended: Collected<String>) -> CallbackStream<Int, Never> {
     CallbackStream(buffering: .unbounded) { sink in
         sink.yield(1)
         return .onTermination { termination in
             _ = sink  // the producer keeps its sink until the stream ends
-            if case .cancelled = termination { ended.record("cancelled") } else { ended.record("other") }
+            if case .cancelled = termination { ended.append("cancelled") } else { ended.append("other") }
         }
     }
 }
