@@ -14,6 +14,9 @@
     <!-- snippet: test — statements in a test (Swift Testing, fakes) -->
     <!-- snippet: legacy / legacy-body / legacy-members — the app's Swift 5 code before a migration -->
     <!-- snippet: manifest / manifest-targets — Package.swift's arguments / a target -->
+    <!-- snippet: compiled — Path/To/File.swift#name (who compiles it) -->
+                        (the block is region `name` of that file, which another CI step compiles:
+                         the macros' examples, in the package in Macros/ with the Macros trait)
     <!-- snippet: fragment — why nothing can compile it -->      (not compiled, printed)
 
    CONTEXTS below has the hidden lines of each. Blocks become the files of as few modules of one
@@ -100,6 +103,8 @@ MARKDOWN_DOCS = ["README.md", "MIGRATION.md", "GUARANTEES.md", "COMING_FROM.md"]
 DOC_COMMENT_SOURCES = ["Sources/Bridges", "Sources/BridgesCombine", "Sources/BridgesTesting", "Sources/BridgesMacros"]
 CONTEXT_MARKER = re.compile(r"<!--\s*snippet:\s*([a-z-]+)\b\s*(?:[—-]+\s*(.+?))?\s*-->")
 SKIPPED = ("fragment", "apple-only")
+ELSEWHERE = "compiled"
+REGION_REF = re.compile(r"(\S+\.swift)#(\S+)")
 
 # Where a block is compiled: the code it is pasted into, as hidden lines around it. Every block
 # also sees the prelude (.ci/snippets-prelude.swift: the app around the snippet, over the legacy
@@ -222,9 +227,27 @@ def compile_blocks():
     if sources.exists():
         shutil.rmtree(sources)
     groups = []  # [language mode, names, [(file name, text)]]
-    where, manifests, skipped = {}, [], 0
+    where, manifests, skipped, elsewhere, region_errors = {}, [], 0, 0, []
     for n, (doc, line, code, marker) in enumerate(all_blocks(), 1):
         context = marker.group(1) if marker else "file"
+        if context == ELSEWHERE:
+            # Compiled by another step: the block must be that file's region, line for line.
+            ref = REGION_REF.search(marker.group(2) or "")
+            source = ROOT / ref.group(1) if ref else None
+            if source is None or not source.exists():
+                region_errors.append(f"{doc}:{line - 1}: error: 'compiled' names no existing File.swift#region")
+                continue
+            region = regions(source).get(ref.group(2))
+            if region is None:
+                region_errors.append(f"{doc}:{line - 1}: error: {ref.group(1)} has no region '{ref.group(2)}'")
+            elif normalise(region) != normalise(code):
+                pairs = zip(normalise(code) + [""] * 999, normalise(region) + [""] * 999)
+                first = next((d, r) for d, r in pairs if d != r)
+                region_errors.append(f"{doc}:{line}: error: the block differs from {ref.group(1)}#{ref.group(2)}, "
+                                     f"which CI compiles:\n      doc: {first[0]!r}\n   source: {first[1]!r}")
+            else:
+                elsewhere += 1
+            continue
         if context in SKIPPED:
             print(f"- {doc}:{line - 1}: not compiled ({context}: {marker.group(2)})")
             skipped += 1
@@ -252,8 +275,9 @@ def compile_blocks():
         group[1] |= names
         group[3] |= words
         group[2].append((file, text))
-    errors = [f"{doc}:{line}: error: unknown snippet marker '{context}' (one of: {', '.join(list(CONTEXTS) + list(SKIPPED))})"
-              for file, (doc, line, _, context) in where.items() if file.startswith("marker")]
+    errors = region_errors + [
+        f"{doc}:{line}: error: unknown snippet marker '{context}' (one of: {', '.join(list(CONTEXTS) + [ELSEWHERE] + list(SKIPPED))})"
+        for file, (doc, line, _, context) in where.items() if file.startswith("marker")]
 
     (sources / "LegacySDK").mkdir(parents=True)
     shutil.copy(ROOT / "Tests/LegacySDK/LegacySDK.swift", sources / "LegacySDK")
@@ -328,7 +352,8 @@ let package = Package(
         errors.append("swift build of the snippet package failed:\n" + output[-3000:])
     compiled = len(where) - sum(1 for f in where if f.startswith("marker"))
     print(f"snippets: {compiled} ```swift blocks compiled in their context ({len(targets)} modules, "
-          f"{len(manifests)} manifests), {skipped} not compiled, {len(errors)} diagnostics")
+          f"{len(manifests)} manifests), {elsewhere} compiled by another step (regions of a compiled file), "
+          f"{skipped} not compiled, {len(errors)} diagnostics")
     return errors
 
 

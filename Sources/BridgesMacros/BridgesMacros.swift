@@ -4,12 +4,18 @@
 /// Writes the `async` overload of a completion-handler method through `withCallback`, with
 /// every guarantee `withCallback` keeps.
 ///
-/// <!-- snippet: fragment — a macro: the check does not build the Macros trait (swift-syntax); Macros/Tests compiles this shape -->
+/// <!-- snippet: compiled — Macros/Tests/BridgesMacrosTests/DocSnippets.swift#bridged (the Macros package compiles and tests it, in CI) -->
 /// ```swift
-/// @Bridged
-/// func fetchUser(id: Int, completion: @escaping (Result<User, APIError>) -> Void) -> Request
-/// // adds
-/// func fetchUser(id: Int) async throws(CallbackFailure<APIError>) -> User
+/// final class UserClient {
+///     let transport = UserTransport()
+///
+///     @Bridged
+///     func fetchUser(id: Int, completion: @escaping (Result<User, APIError>) -> Void) -> Request {
+///         transport.get(id, completion: completion)
+///     }
+/// }
+/// // adds, beside it:
+/// // func fetchUser(id: Int) async throws(CallbackFailure<APIError>) -> User
 /// ```
 ///
 /// The last parameter is the completion handler, in one of `withCallback`'s shapes:
@@ -47,13 +53,19 @@ public macro BridgedAll(timeout: BridgeTimeout? = nil) =
 /// Writes the completion-handler overload of an `async` method through `withCompletion`, for
 /// callers not migrated yet (Objective-C, old modules).
 ///
-/// <!-- snippet: fragment — a macro: the check does not build the Macros trait (swift-syntax); Macros/Tests compiles this shape -->
+/// <!-- snippet: compiled — Macros/Tests/BridgesMacrosTests/DocSnippets.swift#bridgedCompletion (the Macros package compiles and tests it, in CI) -->
 /// ```swift
-/// @BridgedCompletion(on: .mainActor)
-/// func load(id: Int) async throws -> User
-/// // adds
-/// @discardableResult
-/// func load(id: Int, completion: @escaping @MainActor (Result<User, any Error>) -> Void) -> Cancellation
+/// final class UserStore: Sendable {
+///     let backend = UserBackend()
+///
+///     @BridgedCompletion(on: .mainActor)
+///     func load(id: Int) async throws -> User {
+///         try await backend.user(id: id)
+///     }
+/// }
+/// // adds, beside it:
+/// // @discardableResult
+/// // func load(id: Int, completion: @escaping @MainActor (Result<User, any Error>) -> Void) -> Cancellation
 /// ```
 ///
 /// The handler is called exactly once (with `whenCancelled: .doNotCall`, at most once): with the
