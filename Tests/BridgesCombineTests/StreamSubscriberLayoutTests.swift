@@ -161,7 +161,7 @@ private struct ValueSubscriptionPublisher<Upstream: Publisher>: Publisher {
     @Test(.timeLimit(.minutes(2)), arguments: [BufferingPolicy.rendezvous, .suspending(3)])
     func manySubscribersSharingLocks_onRealThreads_countDemandExactly(_ policy: BufferingPolicy) async {
         let streams = 4 * Lock.stripeCount
-        let count = 300
+        let count = stressRounds(300)
         let log = DiagnosticLog()
         let boxes = (0..<streams).map { _ in WeakSubscriberBox() }
         weak var releasedPublisher: QueueRangePublisher?

@@ -128,7 +128,7 @@ struct BroadcastTests {
     }
 
     @Test func concurrentSendsAndSubscriptions_sameOrderForEveryone() async {
-        for _ in 0..<50 {
+        for _ in 0..<stressRounds(50) {
             let events = Broadcast<Int>(replay: 4)
             let ready = Signal()
             let producer = Task.detached {

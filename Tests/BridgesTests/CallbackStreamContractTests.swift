@@ -167,7 +167,7 @@ struct CallbackStreamContractTests {
     /// is either delivered or reported undelivered, exactly once.
     @Test(.timeLimit(.minutes(3)), arguments: allPolicies)
     func deliveredPlusUndelivered_equalsProduced_underCancellation(_ policy: BufferingPolicy) async {
-        let rounds = 10_000
+        let rounds = stressRounds(10_000)
         let perRound = 8
         for round in 0..<rounds {
             let undelivered = Collected<String>()
@@ -294,7 +294,7 @@ struct CallbackStreamContractTests {
     /// lost wake-up hangs a round (and the time limit fails the test).
     @Test(.timeLimit(.minutes(3)))
     func pauseResumeThroughDemandGate_suspending1_fastConsumer_neverLosesAWakeUp() async {
-        for round in 0..<10_000 {
+        for round in 0..<stressRounds(10_000) {
             let perRound = 16
             let stream = CallbackStream<Int, Never>(buffering: .suspending(1)) { sink in
                 let source = QueuePausableSource(count: perRound, sink: sink)

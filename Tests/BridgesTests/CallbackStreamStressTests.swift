@@ -8,7 +8,7 @@ import Testing
 @Suite("CallbackStream: stress", .timeLimit(.minutes(3)))
 struct CallbackStreamStressTests {
     static let producers = 4
-    static let perProducer = 100_000
+    static let perProducer = stressRounds(100_000)
 
     /// Runs `producers` threads that each yield `0..<perProducer` tagged with their index.
     static func fourProducers(
@@ -110,7 +110,8 @@ struct CallbackStreamStressTests {
 
     @Test func finishRacingCancellation_teardownExactlyOnce() async {
         var ended = 0
-        for _ in 0..<2_000 {
+        let rounds = stressRounds(2_000)
+        for _ in 0..<rounds {
             let probe = StreamProbe()
             let box = SinkBox<Int, Never>()
             let waiting = Signal()
@@ -129,7 +130,7 @@ struct CallbackStreamStressTests {
             #expect(probe.teardowns.value == 1)
             ended += 1
         }
-        #expect(ended == 2_000)
+        #expect(ended == rounds)
     }
 
     /// The consumer's loop ends only after the teardown returned, even when its task is cancelled
@@ -140,7 +141,7 @@ struct CallbackStreamStressTests {
     /// loop first. Its waits are bounded spins, not a clock, and never wait for the consumer
     /// unboundedly: on a 2-core machine the consumer's task may need the teardown's own thread.
     @Test func finishRacingCancellation_loopEndsAfterTheTeardownReturned() async {
-        let rounds = 2_000
+        let rounds = stressRounds(2_000)
         var inOrder = 0
         var firstOutOfOrder: String?
         for round in 0..<rounds {

@@ -60,7 +60,7 @@ struct SharedSequenceTests {
             func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
         }
         var short: [[Int]] = []
-        for _ in 0..<10_000 {
+        for _ in 0..<stressRounds(10_000) {
             var received: [Int] = []
             for await value in Immediate().shared() { received.append(value) }
             if received != [1, 2, 3, 4, 5] { short.append(received) }
@@ -164,7 +164,7 @@ struct SharedSequenceTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func accounting_everyElementSentToAConsumerIsDeliveredOrReported_underConcurrentProduction() async throws {
-        for _ in 0..<20 {
+        for _ in 0..<stressRounds(20) {
             let upstream = DrivenUpstream<Never>()
             let shared = upstream.sequence.shared()
             let total = 2_000
