@@ -79,7 +79,7 @@ struct CallbackStreamStressTests {
     @Test func fourTaskSenders_rendezvous_everyElementOnce() async {
         let box = SinkBox<Int, Never>()
         let probe = StreamProbe()
-        let perSender = 20_000
+        let perSender = stressRounds(20_000)  // below perProducer, which tags each sender's values
         let stream = CallbackStream<Int, Never>.probed(probe, box: box, buffering: .rendezvous)
         let consumer = Task {
             var received: [Int] = []
