@@ -37,6 +37,9 @@ let package = Package(
                 .product(name: "Bridges", package: "Bridges"),
                 .product(name: "BridgesCombine", package: "Bridges"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+                // DemandRecordingPublisher, a demand-aware source, for two cases. Linux only, where
+                // the soak runs: on macOS an executable that links XCTest does not load.
+                .product(name: "BridgesTesting", package: "Bridges", condition: .when(platforms: [.linux])),
                 "CMallocInfo",
             ]
         ),

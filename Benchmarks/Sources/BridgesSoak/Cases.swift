@@ -3,6 +3,9 @@
 
 import Bridges
 import BridgesCombine
+#if os(Linux)
+import BridgesTesting  // DemandRecordingPublisher (see Package.swift)
+#endif
 import Dispatch
 import Foundation
 #if canImport(Combine)
