@@ -172,7 +172,7 @@ func callbackStreamCases() -> [SoakCase] {
     // A consumer waiting in next() is cancelled from another thread while its producer thread
     // yields, and the teardown waits for that thread to leave (FileHandle's reader's shape):
     // `Task.cancel()` returns every time, the loop ends after the teardown returned.
-    // 10 000 ops, not 100 000: each starts and joins a thread, so 100 000 ran past the step's bound.
+    // 10 000 ops: each starts and joins a thread.
     cases.append(SoakCase("CallbackStream cancel while waiting, teardown waits", ops: 10_000, elements: 1) { i, last in
         let left = Count()
         // `.latest`: the producer never waits and the buffer stays one element deep.
