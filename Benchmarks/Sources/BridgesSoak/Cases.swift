@@ -3,6 +3,9 @@
 
 import Bridges
 import BridgesCombine
+#if canImport(Glibc)
+import Glibc  // sched_yield
+#endif
 #if os(Linux)
 import BridgesTesting  // DemandRecordingPublisher (see Package.swift)
 #endif
@@ -172,8 +175,7 @@ func callbackStreamCases() -> [SoakCase] {
     // A consumer waiting in next() is cancelled from another thread while its producer thread
     // yields, and the teardown waits for that thread to leave (FileHandle's reader's shape):
     // `Task.cancel()` returns every time, the loop ends after the teardown returned.
-    // 10 000 ops: each starts and joins a thread.
-    cases.append(SoakCase("CallbackStream cancel while waiting, teardown waits", ops: 10_000, elements: 1) { i, last in
+    cases.append(SoakCase("CallbackStream cancel while waiting, teardown waits", ops: 100_000, elements: 1) { i, last in
         let left = Count()
         // `.latest`: the producer never waits and the buffer stays one element deep.
         let stream = CallbackStream<Int, Never>(buffering: .latest) { sink in
@@ -186,6 +188,10 @@ func callbackStreamCases() -> [SoakCase] {
                     while stop.current == 0 {
                         if case .terminated = sink.yield(value) { break }
                         value += 1
+                        // Gives the core away after each element: the consumer drains the buffer
+                        // and waits in next() (the state this case cancels in), and the canceller
+                        // runs now, not a scheduler time slice later (3 ms an op on 2 cores).
+                        sched_yield()
                     }
                 }
                 left.add()
@@ -196,21 +202,23 @@ func callbackStreamCases() -> [SoakCase] {
                 gone.wait()
             }
         }
-        let started = DispatchSemaphore(value: 0)
+        let (started, first) = AsyncStream<Void>.makeStream()
         let consumer = Task {
             var received = 0
             for await _ in stream {
                 received += 1
-                if received == 1 { started.signal() }
+                if received == 1 { first.finish() }
             }
             return received
         }
+        for await _ in started {}
+        // From a Dispatch worker, not this task: a cancellation that blocked would hold that
+        // thread, and the op would never return (the step's bound names the case).
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                started.wait()
+            DispatchQueue.global().async {
                 consumer.cancel()  // never returned before the fix, after a few hundred ops
                 done.resume()
-            }.start()
+            }
         }
         let received = await consumer.value
         return received >= 1 && left.current == 1 ? 1 : 0
