@@ -119,6 +119,39 @@ import OpenCombine
         #expect(upstream.cancellationCount == 0)
     }
 
+    /// The publisher fails while the consumer's loop body runs; then the consumer's task is
+    /// cancelled. The failure had ended the stream first, so the loop throws it: a cancellation
+    /// that comes after the end does not turn a failure into a normal end.
+    @Test func failureWhileTheLoopBodyRuns_thenCancelled_throwsTheFailure() async {
+        let upstream = DemandRecordingPublisher<Int, Boom>()
+        let stream: CallbackStream<Int, Boom> = upstream.stream(buffering: .unbounded)
+        let inBody = Gate()
+        let proceed = Gate()
+        let consumer = Task { () -> (Int, Boom?) in
+            var count = 0
+            do {
+                for try await _ in stream {
+                    count += 1
+                    inBody.open()
+                    await proceed.wait()
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? Boom)
+            }
+        }
+        await upstream.waitForDemand()
+        upstream.sendIgnoringDemand(1)
+        await inBody.wait()
+        upstream.send(completion: .failure(Boom()))
+        consumer.cancel()
+        proceed.open()
+        let (count, error) = await consumer.value
+        #expect(count == 1)
+        #expect(error == Boom())
+        #expect(upstream.activeSubscriptionCount == 0)
+    }
+
     // MARK: - Misuse
 
     @Test func excessEmission_underRendezvous_isBufferedAndReported() async {

@@ -3,14 +3,18 @@ import Testing
 @testable import Bridges
 
 /// Every interleaving of the broadcast state machine's events up to a bounded depth, breadth
-/// first, with states deduplicated: subscribe under each policy class, yield, send's wait
-/// and cancellation, the pulling task's wait for room and its cancellation, a consumer taking an element (and its stream reporting room), a consumer
+/// first, with states deduplicated: subscribe under each policy class, yield, send's wait, its
+/// task's cancellation and its resumption (what the woken send decides and answers), the
+/// pulling task's wait for room and its cancellation, a consumer taking an element (and its stream reporting room), a consumer
 /// leaving, finish, waitForSubscribers and its cancellation, the producer's demand handler.
 /// Subscribers' streams are modelled (buffer, policy, room reported as the engine reports it).
 /// After every step: each continuation resumed at most once, and none left waiting once it may
 /// go on; delivered + dropped + undelivered + buffered == sent to each subscriber, in order; a
 /// waiting subscriber's credit never exceeds its stream's room; a producer that a yield told to
-/// stop is told of room again once there is some; and no event does more than its own work (a send yields once per subscriber, a subscription at most its replay).
+/// stop is told of room again once there is some; a send's answer says what happened to its
+/// element (`.enqueued`/`.stopProducing`: every subscriber of the moment got it; `.terminated`:
+/// nobody did, and a send that began before the finish is not reported as misuse); and no event
+/// does more than its own work (a send yields once per subscriber, a subscription at most its replay).
 @Suite("Broadcast: state machine exploration", .timeLimit(.minutes(3)))
 struct BroadcastStateMachineExplorationTests {
     typealias Machine = BroadcastStateMachine<Int, Never, Int, Int>
@@ -34,6 +38,8 @@ struct BroadcastStateMachineExplorationTests {
         var buffer: [Int] = []
         var sent = 0, delivered = 0, dropped = 0, undelivered = 0
         var taken: [Int] = []
+        /// Every element yielded to this stream (kept, dropped or undelivered).
+        var got: [Int] = []
         var finished = false, left = false
         /// Demand reported to the broadcast and not yet used by an element (waiting policy only).
         var granted = 0
@@ -41,6 +47,7 @@ struct BroadcastStateMachineExplorationTests {
 
         mutating func yield(_ element: Int) {
             sent += 1
+            got.append(element)
             guard !finished, !left else { return undelivered += 1 }
             if policy.isWaiting, granted > 0 { granted -= 1 }
             if policy == .latest, buffer.count == 1 {
@@ -58,8 +65,21 @@ struct BroadcastStateMachineExplorationTests {
         }
     }
 
+    /// An `await send` that had to wait for room: its element, the continuation it waits on,
+    /// whether its task was cancelled, and whether it has answered.
+    struct Sender: Hashable {
+        var value: Int
+        var continuation: Int
+        var cancelled = false
+        var answered = false
+    }
+
     struct World {
         var machine = Machine(replay: 2)
+        var senders: [Sender] = []
+        /// A yield or send began while another send waited: two producers, so the order of
+        /// their elements is not defined (each one's own still is; the model checks no duplicates).
+        var concurrentProducers = false
         var streams: [Stream] = []
         var nextValue = 0
         var nextContinuation = 0
@@ -113,6 +133,7 @@ struct BroadcastStateMachineExplorationTests {
             var waiterCounts: [Int], waiters: [Int], roomWaiters: [Int], puller: Int?, granted: Int,
                 hasDemandHandler: Bool
             var streams: [Stream], nextValue: Int, waiting: [Int], reportedMisuse: Bool, producerPaused: Bool
+            var senders: [Sender], concurrentProducers: Bool
         }
 
         var key: Key {
@@ -125,14 +146,15 @@ struct BroadcastStateMachineExplorationTests {
                 roomWaiters: machine.roomWaiters.map(\.continuation), puller: machine.puller, granted: machine.granted,
                 hasDemandHandler: machine.demandHandler != nil,
                 streams: streams, nextValue: nextValue, waiting: waiting.sorted(), reportedMisuse: misuseReports > 0,
-                producerPaused: producerPaused
+                producerPaused: producerPaused, senders: senders, concurrentProducers: concurrentProducers
             )
         }
     }
 
     enum Event {
         case subscribe(Policy)
-        case yield, send, cancelRoomWaits, pull, cancelPull
+        case yield, send, cancelSenders, pull, cancelPull
+        case resumeSender(Int)
         case take(Int)
         case leave(Int)
         case finish
@@ -143,11 +165,12 @@ struct BroadcastStateMachineExplorationTests {
     static func events(in world: World) -> [Event] {
         var events: [Event] = Policy.allCases.map { .subscribe($0) }
         events += [
-            .yield, .send, .cancelRoomWaits, .pull, .cancelPull, .finish, .waitForSubscribers(1),
+            .yield, .send, .cancelSenders, .pull, .cancelPull, .finish, .waitForSubscribers(1),
             .waitForSubscribers(2),
             .cancelWaits, .onDemand,
         ]
         for index in world.streams.indices { events += [.take(index), .leave(index)] }
+        for index in world.senders.indices { events.append(.resumeSender(index)) }
         return events
     }
 
@@ -174,28 +197,53 @@ struct BroadcastStateMachineExplorationTests {
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
             world.nextValue += 1
+            if world.senders.contains(where: { !$0.answered }) { world.concurrentProducers = true }
             let action = world.machine.yield(value)
             if case .fanOut(.stopProducing, _) = action, world.machine.demandHandler != nil {
                 world.producerPaused = true
             }
-            send(&world, value, action, name)
+            send(&world, value, action, waited: false, name)
         case .send:
             guard world.nextValue < 3 else { return }
             let value = world.nextValue
+            world.nextValue += 1
+            if world.senders.contains(where: { !$0.answered }) { world.concurrentProducers = true }
             if let action = world.machine.sendIfRoom(value) {
-                world.nextValue += 1
-                send(&world, value, action, name)
+                send(&world, value, action, waited: false, name)
+                checkAnswer(&world, value, action, cancelled: false, name)
             } else {
                 let continuation = world.newContinuation()
+                world.senders.append(Sender(value: value, continuation: continuation))
                 if world.machine.waitForRoom(id: UInt64(continuation), continuation) {
                     world.waiting.insert(continuation)
                 } else {
                     world.failure = "\(name): no room, then room without any event"
                 }
             }
-        case .cancelRoomWaits:
-            for waiter in world.machine.roomWaiters {
-                if let continuation = world.machine.cancelRoomWait(id: waiter.id) { world.resume([continuation], name) }
+        case .cancelSenders:
+            // The tasks of the waiting sends are cancelled: each still waiting is resumed.
+            for index in world.senders.indices where !world.senders[index].answered {
+                world.senders[index].cancelled = true
+                if let continuation = world.machine.cancelRoomWait(id: UInt64(world.senders[index].continuation)) {
+                    world.resume([continuation], name)
+                }
+            }
+        case .resumeSender(let index):
+            // A send whose wait ended goes on, as `Broadcast.send` does after `waitForRoom`.
+            let sender = world.senders[index]
+            guard !sender.answered, !world.waiting.contains(sender.continuation) else { return }
+            if let action = world.machine.sendOnceWoken(sender.value, cancelled: sender.cancelled) {
+                world.senders[index].answered = true
+                send(&world, sender.value, action, waited: true, name)
+                checkAnswer(&world, sender.value, action, cancelled: sender.cancelled, name)
+            } else {
+                let continuation = world.newContinuation()
+                world.senders[index].continuation = continuation
+                if world.machine.waitForRoom(id: UInt64(continuation), continuation) {
+                    world.waiting.insert(continuation)
+                } else {
+                    world.resume([continuation], name)  // room, or the end, at once: it goes on
+                }
             }
         case .pull:
             // The one pulling task (a shared upstream's iteration) waits for room before it pulls.
@@ -246,7 +294,7 @@ struct BroadcastStateMachineExplorationTests {
         }
     }
 
-    static func send(_ world: inout World, _ value: Int, _ action: Machine.YieldAction, _ name: String) {
+    static func send(_ world: inout World, _ value: Int, _ action: Machine.YieldAction, waited: Bool, _ name: String) {
         switch action {
         case .fanOut(_, let evicted):
             if let evicted, evicted >= value { world.failure = "\(name): evicted \(evicted) for \(value)" }
@@ -254,9 +302,32 @@ struct BroadcastStateMachineExplorationTests {
             if subscribers.count > world.streams.count { world.failure = "\(name): fan-out of \(subscribers.count)" }
             for subscriber in subscribers { world.streams[subscriber.sink].yield(value) }
         case .reportSendAfterFinish:
+            if waited { world.failure = "\(name): a send that began before the finish was reported as misuse" }
             world.misuseReports += 1
         case .finishedWhileWaiting:
-            world.failure = "\(name): a yield or a send that did not wait answered finishedWhileWaiting"
+            if !waited { world.failure = "\(name): a yield or a send that did not wait answered finishedWhileWaiting" }
+        }
+    }
+
+    /// A send's answer says what happened to its element: `.enqueued` or `.stopProducing`, every
+    /// subscriber of the moment got it; `.terminated`, the broadcast was finished and nobody did.
+    static func checkAnswer(
+        _ world: inout World, _ value: Int, _ action: Machine.YieldAction, cancelled: Bool, _ name: String
+    ) {
+        let reached = world.streams.filter { $0.got.contains(value) }.count
+        switch Machine.answer(toSend: action, cancelled: cancelled) {
+        case .enqueued, .stopProducing:
+            let subscribed = world.machine.subscribers.count
+            if reached != subscribed {
+                world.failure =
+                    "\(name): answered delivered for \(value), which reached \(reached) of \(subscribed) subscribers"
+            }
+        case .terminated:
+            if !world.machine.isFinished || reached > 0 {
+                world.failure = "\(name): answered terminated for \(value), which reached \(reached) subscribers"
+            }
+        case .dropped:
+            world.failure = "\(name): a send answered dropped"
         }
     }
 
@@ -271,7 +342,9 @@ struct BroadcastStateMachineExplorationTests {
                 return "stream \(stream.id): \(accounted) accounted for, \(stream.sent) sent"
             }
             let seen = stream.taken + stream.buffer
-            if seen != seen.sorted() || Set(seen).count != seen.count { return "stream \(stream.id): order \(seen)" }
+            if (!world.concurrentProducers && seen != seen.sorted()) || Set(seen).count != seen.count {
+                return "stream \(stream.id): order \(seen)"
+            }
             if let credit = machine.credits.first(where: { $0.id == stream.id })?.credit, credit > max(stream.room, 0) {
                 return "stream \(stream.id): credit \(credit) beyond room \(stream.room)"
             }

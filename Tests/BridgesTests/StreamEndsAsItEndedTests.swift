@@ -209,6 +209,77 @@ struct StreamEndsAsItEndedTests {
         #expect(ending == .failed([1, 2], "\(BridgeError.sinkDropped)"))
     }
 
+    /// Runs `for try await` over any sequence of `Int` in a task and records how it ended.
+    static func consume<S: AsyncSequence & Sendable>(_ sequence: S) -> Task<Ending, Never> where S.Element == Int {
+        Task {
+            var values: [Int] = []
+            do {
+                for try await value in sequence { values.append(value) }
+                return .finished(values)
+            } catch is CancellationError {
+                return .cancelled(values)
+            } catch {
+                return .failed(values, "\(error)")
+            }
+        }
+    }
+
+    /// A `ThrowingBroadcast` released without `finish()` lost its producer: its consumers get
+    /// what was sent, then `BridgeError.sinkDropped`, never a complete loop.
+    @Test func throwingBroadcast_releasedWithoutFinish_endsItsConsumersWithSinkDropped() async {
+        var broadcast: ThrowingBroadcast<Int, any Error>? = ThrowingBroadcast<Int, any Error>()
+        let released = Weak(broadcast!)
+        let consumer = Self.consume(broadcast!.stream())
+        await broadcast!.waitForSubscribers(1)
+        broadcast!.yield(1)
+        broadcast = nil
+        #expect(await consumer.value == .failed([1], "\(BridgeError.sinkDropped)"))
+        #expect(released.object == nil)
+    }
+
+    /// A broadcast whose typed failure cannot hold `BridgeError` has no error to end with: its
+    /// consumers finish normally when it is released (as a `Broadcast<Element>` does).
+    @Test func typedThrowingBroadcast_releasedWithoutFinish_finishesItsConsumers() async {
+        var broadcast: ThrowingBroadcast<Int, TestError>? = ThrowingBroadcast<Int, TestError>()
+        let released = Weak(broadcast!)
+        let consumer = Self.consume(broadcast!.stream())
+        await broadcast!.waitForSubscribers(1)
+        broadcast!.yield(1)
+        broadcast = nil
+        #expect(await consumer.value == .finished([1]))
+        #expect(released.object == nil)
+    }
+
+    /// An operator over a throwing stream whose producer was lost ends with the same error: the
+    /// upstream's `sinkDropped` is a failure like any other, not an end. (The failure cancels a
+    /// transform still running, as any upstream failure does: 10 may or may not come first.)
+    @Test func mapLatest_overALostProducer_throwsSinkDropped() async {
+        let probe = StreamProbe()
+        let ending = await expectDiagnostics([.sinkDropped]) { () async -> Ending in
+            let upstream = CallbackStream<Int, any Error>.probed(probe) { sink in
+                sink.yield(1)  // then the builder returns without keeping the sink
+            }
+            return await Self.consume(upstream.mapLatest { $0 * 10 }).value
+        }
+        let dropped = "\(BridgeError.sinkDropped)"
+        #expect(ending == .failed([10], dropped) || ending == .failed([], dropped))
+        await probe.proxyReleased.wait()
+    }
+
+    /// `shared()` of a throwing stream whose producer was lost: the consumer's loop throws the
+    /// upstream's `sinkDropped` (reported once, by the stream that lost its producer).
+    @Test func shared_overALostProducer_theConsumerThrowsSinkDropped() async {
+        let probe = StreamProbe()
+        let ending = await expectDiagnostics([.sinkDropped]) { () async -> Ending in
+            let upstream = CallbackStream<Int, any Error>.probed(probe) { sink in
+                sink.yield(1)
+            }
+            return await Self.consume(upstream.shared().stream()).value
+        }
+        #expect(ending == .failed([1], "\(BridgeError.sinkDropped)"))
+        await probe.proxyReleased.wait()
+    }
+
     // MARK: - Broadcast: a send's answer says what happened to its element
 
     /// A producer waits in `await send(3)` for a `.suspending(1)` subscriber; on the producer's

@@ -119,38 +119,25 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
         line: UInt = #line
     ) async -> YieldResult {
         var waited = false
+        var cancelled = false
         while true {
             var outbox = Outbox<Element, Failure>()
             let action = state.withLock { machine -> Machine.YieldAction? in
-                // A send that was waiting when the broadcast finished reached nobody, by no
-                // mistake of its producer: `.terminated`, not a misuse report.
-                if waited && machine.isFinished { return .finishedWhileWaiting }
-                guard let action = machine.sendIfRoom(element) else { return nil }
+                guard
+                    let action = waited
+                        ? machine.sendOnceWoken(element, cancelled: cancelled) : machine.sendIfRoom(element)
+                else { return nil }
                 Self.fanOut(&machine, element, action, into: &outbox)
                 return action
             }
             if let action {
                 outbox.perform()
-                let result = act(action, fileID: fileID, line: line)
-                if case .stopProducing = result { return .enqueued }
-                return result
+                _ = act(action, fileID: fileID, line: line)  // releases what the replay evicted; reports a misuse
+                return Machine.answer(toSend: action, cancelled: cancelled)
             }
             await waitForRoom(isolation: isolation)
             waited = true
-            if Task.isCancelled {
-                // Nothing is lost: the element goes out now, past the full subscriber.
-                var outbox = Outbox<Element, Failure>()
-                let action = state.withLock { machine -> Machine.YieldAction in
-                    if machine.isFinished { return .finishedWhileWaiting }
-                    let action = machine.yield(element)
-                    Self.fanOut(&machine, element, action, into: &outbox)
-                    return action
-                }
-                outbox.perform()
-                let result = act(action, fileID: fileID, line: line)
-                if case .enqueued = result { return .stopProducing }
-                return result
-            }
+            cancelled = Task.isCancelled
         }
     }
 

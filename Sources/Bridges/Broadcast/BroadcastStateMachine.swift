@@ -116,6 +116,29 @@ struct BroadcastStateMachine<Element, Failure: Error, Sink, Continuation> {
         return yield(element)
     }
 
+    /// `send` once its wait for room ended (room came, the broadcast finished, or its task was
+    /// cancelled). Finished: `.finishedWhileWaiting`, its element reached nobody. Cancelled: the
+    /// element goes out now, past a full subscriber (nothing is lost). Otherwise as
+    /// ``sendIfRoom(_:)``: nil if the room was taken meanwhile and the caller waits again.
+    @inlinable
+    mutating func sendOnceWoken(_ element: Element, cancelled: Bool) -> YieldAction? {
+        if case .finished = phase { return .finishedWhileWaiting }
+        return cancelled ? yield(element) : sendIfRoom(element)
+    }
+
+    /// What `send` answers for the `action` that ``sendIfRoom(_:)`` or
+    /// ``sendOnceWoken(_:cancelled:)`` decided. An element that went out answers `.enqueued`
+    /// (a send returns once its subscribers had room, so a waiting subscriber left full needs no
+    /// pause signal), or `.stopProducing` if the send's task was cancelled while it waited (it
+    /// went past a full subscriber); one that reached nobody answers `.terminated`.
+    @inlinable
+    static func answer(toSend action: YieldAction, cancelled: Bool) -> YieldResult {
+        switch action {
+        case .fanOut: cancelled ? .stopProducing : .enqueued
+        case .reportSendAfterFinish, .finishedWhileWaiting: .terminated
+        }
+    }
+
     /// Whether the caller must wait (as `id`) for room: false if there is room now, or the
     /// broadcast is over.
     @inlinable
