@@ -45,7 +45,19 @@ public struct BridgedMacro: PeerMacro {
         do {
             return [try overload.make()]
         } catch {
-            context.diagnose(error.diagnostic(at: node))
+            var refusal = error
+            if refusal.message.id == "alreadyAsync" {
+                // An async method: the user meant the other direction.
+                let renamed = node.with(
+                    \.attributeName, TypeSyntax(IdentifierTypeSyntax(name: .identifier("BridgedCompletion")))
+                )
+                .with(\.arguments, nil).with(\.leftParen, nil).with(\.rightParen, nil)
+                refusal.fixIts.append(
+                    FixIt(
+                        message: BridgesFixIt(message: "Use '@BridgedCompletion' to write the completion-handler form"),
+                        changes: [.replace(oldNode: Syntax(node), newNode: Syntax(renamed))]))
+            }
+            context.diagnose(refusal.diagnostic(at: node))
             return []
         }
     }

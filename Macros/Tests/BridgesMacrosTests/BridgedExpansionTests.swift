@@ -511,11 +511,11 @@ struct BridgedExpansionTests {
         }
     }
 
-    @Test func onAnAsyncMethod_error() {
+    @Test func onAnAsyncMethod_errorWithFixItToBridgedCompletion() {
         assertMacro {
             """
             class Client {
-                @Bridged
+                @Bridged(timeout: .after(.seconds(5)))
                 func fetch() async throws -> User {
                     user
                 }
@@ -524,9 +524,28 @@ struct BridgedExpansionTests {
         } diagnostics: {
             """
             class Client {
-                @Bridged
-                ┬───────
+                @Bridged(timeout: .after(.seconds(5)))
+                ┬─────────────────────────────────────
                 ╰─ 🛑 'fetch()' is already async; @Bridged writes the async form of a completion-handler method. For the completion-handler form of an async method, use @BridgedCompletion
+                   ✏️ Use '@BridgedCompletion' to write the completion-handler form
+                func fetch() async throws -> User {
+                    user
+                }
+            }
+            """
+        } fixes: {
+            """
+            class Client {
+                @BridgedCompletion
+                func fetch() async throws -> User {
+                    user
+                }
+            }
+            """
+        } expansion: {
+            """
+            class Client {
+                @BridgedCompletion
                 func fetch() async throws -> User {
                     user
                 }
