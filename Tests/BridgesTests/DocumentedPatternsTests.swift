@@ -11,7 +11,7 @@ import Testing
 enum LookupError: Error { case missingID }
 
 @MainActor final class UserScreen {
-    let client = LegacySDK.LegacyUserClient()
+    let client = LegacyUserClient()
     var selectedID: Int?
 
     /// README, CompletionHandlers.md: the handle returned as the token.

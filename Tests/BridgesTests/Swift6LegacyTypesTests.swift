@@ -32,7 +32,7 @@ final class LegacyRequest {
 /// A legacy client: a plain class, `(User?, Error?)` handlers, handles that must be cancelled on
 /// the main thread. (It calls back synchronously: a legacy client that hops queues lives in a
 /// Swift 5 module, as in Examples/ProfileScreen; this file is Swift 6.)
-final class LegacyUserClient {
+final class MainThreadUserClient {
     private(set) var requests: [LegacyRequest] = []
     private(set) var lastUser: LegacyUser?
 
@@ -56,7 +56,7 @@ final class LegacyUserClient {
 
 @MainActor
 final class LegacyProfileModel {
-    let client = LegacyUserClient()
+    let client = MainThreadUserClient()
     var title = ""
     var rendered: [String] = []
     var user: LegacyUser?
