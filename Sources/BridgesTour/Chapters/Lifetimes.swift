@@ -65,6 +65,50 @@ final class ShoppingViewModel {
     deinit { alive.decrement() }
 }
 
+/// A view model that shows a source's failure: `forEach(weak:) … onFailure:` tells it once,
+/// after the last element, on the main actor.
+@MainActor
+final class BasketViewModel {
+    var items: [String] = []
+    var failure: String?
+    let bag = CancellationBag()
+    private let alive: TourCounter
+
+    init(basket: CallbackStream<[String], any Error>, alive: TourCounter, told: TourCounter) {
+        self.alive = alive
+        alive.increment()
+        basket.forEach(weak: self, in: bag) { owner, items in
+            owner.items = items
+        } onFailure: { owner, error in
+            owner.failure = "\(error)"
+            told.increment()
+        }
+    }
+
+    deinit { alive.decrement() }
+}
+
+struct BasketServiceDown: Error, CustomStringConvertible {
+    var description: String { "the basket service is down" }
+}
+
+/// A screen over a basket that yields one list and fails: what its view model showed, then the
+/// screen closes and its view model goes.
+@MainActor
+func showFailingBasket(alive: TourCounter) async -> (items: [String], failure: String?) {
+    let told = TourCounter()
+    let basket = CallbackStream<[String], any Error>(buffering: .unbounded) { sink in
+        _ = sink.yield(["milk", "eggs"])
+        sink.finish(throwing: BasketServiceDown())
+        return Cancellation {}
+    }
+    var screen: BasketViewModel? = BasketViewModel(basket: basket, alive: alive, told: told)
+    await told.wait(until: 1)
+    let shown = (screen?.items ?? [], screen?.failure)
+    screen = nil
+    return shown
+}
+
 /// Opens and closes `count` screens, each with its own view model; returns how many view
 /// models are still alive once every screen is closed.
 @MainActor
@@ -185,13 +229,21 @@ var lifetimesChapter: Chapter { Chapter(name: "lifetimes", title: "Tasks that ou
     // snippet:end subscribe.before
     say("sink delivered \(seen.values)")
 
-    block(.bridge, "forEach(weak:in:), withCompletion, subscribe")
+    block(.bridge, "forEach(weak:in:) (and onFailure:), withCompletion, subscribe")
     // 1. The fix: forEach(weak:in:) lets each view model go with its screen.
     let alive = TourCounter()
     let kept = await openAndCloseScreens(7, leaky: false, facade: facade, alive: alive)
     await facade.teardowns.wait(until: 7)  // each owner's bag cancelled its loop: the source stopped
     sayFigure("forEach(weak: self, in: bag) kept \(kept) of 7 view models alive; \(facade.teardowns.value) stream teardowns ran", chapter: "lifetimes")
     try check(kept == 0, "forEach(weak:in:) must release every view model, \(kept) still alive")
+
+    // A source that fails: `onFailure:` tells the owner, once, after its last element.
+    let basketAlive = TourCounter()
+    let basket = await showFailingBasket(alive: basketAlive)
+    say("forEach(weak:) … onFailure: showed \(basket.items), then \"\(basket.failure ?? "no failure")\"")
+    try check(basket.items == ["milk", "eggs"] && basket.failure == "\(BasketServiceDown())",
+              "onFailure: must follow the last element with the failure, got \(basket)")
+    await basketAlive.wait(until: 0)  // the screen closed: its view model went
 
     // 2. Back to callbacks: the old load(completion:) on top of the new async load().
     let service = ShoppingService(facade: facade)
