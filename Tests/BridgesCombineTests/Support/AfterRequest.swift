@@ -6,6 +6,8 @@ import Combine
 import OpenCombine
 #endif
 
+#if canImport(Combine) || OpenCombine
+
 /// Calls `onRequest` after a downstream request has been forwarded to the upstream
 /// subscription, so a test that waits for it knows the upstream (a subject) really has demand.
 /// `handleEvents(receiveRequest:)` runs its closure *before* forwarding, which let tests send
@@ -56,3 +58,4 @@ extension Publisher {
         AfterRequest(upstream: self, onRequest: onRequest)
     }
 }
+#endif
