@@ -104,6 +104,9 @@ import Testing
             }
             await runUntilIdle()
             await clock.advance(by: .seconds(1))
+            // The woken task's own runUntilIdle() and this advance's settling both see the scope
+            // idle at once, and either may return first: wait for the task's line, not for idle.
+            await log.wait(count: 1)
             #expect(log.values == ["late advancer returned at 1.0 seconds"])
             #expect(clock.now.offset == .seconds(1))
             await clock.advance(by: .seconds(1))  // the turn was handed back: this advance runs
