@@ -18,8 +18,8 @@ struct CallbackStreamCancellationEndTests {
 
     /// Runs `for try await` over `stream` in a task and records how it ended; `firstReceived`
     /// opens once the first element has arrived.
-    static func consume<F: Error>(_ stream: CallbackStream<Int, F>, firstReceived: Signal? = nil) -> Task<Ending, Never>
-    {
+    static func consume<S: AsyncSequence & Sendable>(_ stream: S, firstReceived: Signal? = nil) -> Task<Ending, Never>
+    where S.Element == Int {
         Task {
             var values: [Int] = []
             do {

@@ -209,27 +209,12 @@ struct StreamEndsAsItEndedTests {
         #expect(ending == .failed([1, 2], "\(BridgeError.sinkDropped)"))
     }
 
-    /// Runs `for try await` over any sequence of `Int` in a task and records how it ended.
-    static func consume<S: AsyncSequence & Sendable>(_ sequence: S) -> Task<Ending, Never> where S.Element == Int {
-        Task {
-            var values: [Int] = []
-            do {
-                for try await value in sequence { values.append(value) }
-                return .finished(values)
-            } catch is CancellationError {
-                return .cancelled(values)
-            } catch {
-                return .failed(values, "\(error)")
-            }
-        }
-    }
-
     /// A `ThrowingBroadcast` released without `finish()` lost its producer: its consumers get
     /// what was sent, then `BridgeError.sinkDropped`, never a complete loop.
     @Test func throwingBroadcast_releasedWithoutFinish_endsItsConsumersWithSinkDropped() async {
         var broadcast: ThrowingBroadcast<Int, any Error>? = ThrowingBroadcast<Int, any Error>()
         let released = Weak(broadcast!)
-        let consumer = Self.consume(broadcast!.stream())
+        let consumer = CallbackStreamCancellationEndTests.consume(broadcast!.stream())
         await broadcast!.waitForSubscribers(1)
         broadcast!.yield(1)
         broadcast = nil
@@ -242,7 +227,7 @@ struct StreamEndsAsItEndedTests {
     @Test func typedThrowingBroadcast_releasedWithoutFinish_finishesItsConsumers() async {
         var broadcast: ThrowingBroadcast<Int, TestError>? = ThrowingBroadcast<Int, TestError>()
         let released = Weak(broadcast!)
-        let consumer = Self.consume(broadcast!.stream())
+        let consumer = CallbackStreamCancellationEndTests.consume(broadcast!.stream())
         await broadcast!.waitForSubscribers(1)
         broadcast!.yield(1)
         broadcast = nil
@@ -259,7 +244,7 @@ struct StreamEndsAsItEndedTests {
             let upstream = CallbackStream<Int, any Error>.probed(probe) { sink in
                 sink.yield(1)  // then the builder returns without keeping the sink
             }
-            return await Self.consume(upstream.mapLatest { $0 * 10 }).value
+            return await CallbackStreamCancellationEndTests.consume(upstream.mapLatest { $0 * 10 }).value
         }
         let dropped = "\(BridgeError.sinkDropped)"
         #expect(ending == .failed([10], dropped) || ending == .failed([], dropped))
@@ -274,7 +259,7 @@ struct StreamEndsAsItEndedTests {
             let upstream = CallbackStream<Int, any Error>.probed(probe) { sink in
                 sink.yield(1)
             }
-            return await Self.consume(upstream.shared().stream()).value
+            return await CallbackStreamCancellationEndTests.consume(upstream.shared().stream()).value
         }
         #expect(ending == .failed([1], "\(BridgeError.sinkDropped)"))
         await probe.proxyReleased.wait()

@@ -190,7 +190,7 @@ func callbackStreamCases() -> [SoakCase] {
                         value += 1
                         // Gives the core away after each element: the consumer drains the buffer
                         // and waits in next() (the state this case cancels in), and the canceller
-                        // runs now, not a scheduler time slice later (3 ms an op on 2 cores).
+                        // runs now, not a scheduler time slice later.
                         sched_yield()
                     }
                 }
@@ -225,7 +225,7 @@ func callbackStreamCases() -> [SoakCase] {
     })
     // The producer's `finish(throwing:)`, on a Dispatch worker, races the consumer's cancellation:
     // the loop ends as the stream ended, throwing the failure or `CancellationError`, never as
-    // complete (10 % of such rounds ended with `nil` before a stored failure outlived a cancel).
+    // complete.
     // A failure that comes after the consumer's task ended the stream reaches nobody and is
     // reported, by design, in the few rounds where the cancel wins outright: those reports go to
     // a handler of the op's own (they are not the default-handler volume this soak measures).
