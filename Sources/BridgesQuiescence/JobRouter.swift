@@ -88,6 +88,17 @@ package final class JobRouter: Sendable {
 
     private let state = LockedState(State())
 
+    /// A stream teardown that a cancellation handler hands to Bridges' teardown queue runs, when
+    /// the canceller belongs to a scope, as a task of that scope (which tracks a task created by
+    /// one of its own), so the scope runs it in turn and waits for it; outside every scope it
+    /// runs on the queue.
+    private static let teardownsRouted: Void = TeardownQueue.route(
+        with: .init { work in
+            guard JobRouter.currentScope != nil else { return false }
+            Task { work() }
+            return true
+        })
+
     /// The open scope the current task belongs to, if any.
     package static var currentScope: ScopeExecutor? {
         let taskScope = scope
@@ -103,6 +114,7 @@ package final class JobRouter: Sendable {
     /// cannot be used or another library's hook was installed.
     package func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
         _ = Self.mainQueueMarked
+        _ = Self.teardownsRouted
         let task = currentTaskID()
         // Every task created from here on has a greater id (the runtime counts them up).
         let watermark = await Task.detached { currentTaskID() ?? 0 }.value

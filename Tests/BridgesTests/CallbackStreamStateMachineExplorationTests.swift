@@ -29,21 +29,21 @@ struct CallbackStreamStateMachineExplorationTests {
 
     /// Teardowns written on the consumer's actor (a `@MainActor` view model's builder).
     static let isolatedCases: [Case] = [
-        Case(policy: .unbounded, depth: 10, floor: 1, place: .consumersActor),
-        Case(policy: .rendezvous, depth: 7, floor: 1, place: .consumersActor),
-        Case(policy: .suspending(1), depth: 7, floor: 1, place: .consumersActor),
+        Case(policy: .unbounded, depth: 10, floor: 2400, place: .consumersActor),
+        Case(policy: .rendezvous, depth: 7, floor: 2900, place: .consumersActor),
+        Case(policy: .suspending(1), depth: 7, floor: 2100, place: .consumersActor),
     ]
 
     static let cases: [Case] = [
-        Case(policy: .unbounded, depth: 11, floor: 920),
-        Case(policy: .latest, depth: 11, floor: 520),
-        Case(policy: .drop, depth: 11, floor: 290),
-        Case(policy: .dropOldest(2), depth: 11, floor: 600),
-        Case(policy: .dropNewest(2), depth: 11, floor: 600),
-        Case(policy: .rendezvous, depth: 7, floor: 1700),
-        Case(policy: .suspending(1), depth: 7, floor: 1200),
-        Case(policy: .suspending(2), depth: 7, floor: 970),
-        Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 970),
+        Case(policy: .unbounded, depth: 11, floor: 2000),
+        Case(policy: .latest, depth: 11, floor: 1200),
+        Case(policy: .drop, depth: 11, floor: 600),
+        Case(policy: .dropOldest(2), depth: 11, floor: 1400),
+        Case(policy: .dropNewest(2), depth: 11, floor: 1400),
+        Case(policy: .rendezvous, depth: 7, floor: 2700),
+        Case(policy: .suspending(1), depth: 7, floor: 1900),
+        Case(policy: .suspending(2), depth: 7, floor: 1550),
+        Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 1550),
     ]
 
     /// A synchronous yield while an `await send` waits (or after a
@@ -71,34 +71,52 @@ struct CallbackStreamStateMachineExplorationTests {
     }
 
     /// The stream promises that the consumer's loop ends only once the teardown has returned.
-    /// When the consumer is cancelled while the teardown runs on another thread (the canceller's,
-    /// or the producer's after `finish`), the machine keeps the consumer's continuation and
-    /// `teardownReturned()` resumes it.
+    /// When the consumer is cancelled while the teardown runs on another thread (the teardown
+    /// queue, for the cancellation handler's, or the producer's after `finish`), the machine
+    /// keeps the consumer's continuation and `teardownReturned()` resumes it.
     @Test func cancel_whileAnotherThreadRunsTheTeardown_parksTheConsumerUntilItReturns() {
         typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
-        // The canceller takes the teardown while the consumer is about to suspend.
+        // The cancellation handler takes the teardown of a consumer parked in next().
         var machine = Machine(policy: .unbounded, builder: 0)
         _ = machine.next()
         _ = machine.builderReturned(Teardown(Cancellation()))
-        guard case .suspend = machine.next() else {
+        guard case .suspend = machine.next(), case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
             Issue.record("nothing buffered: the consumer suspends")
             return
         }
-        guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated(cancelled: true) else {
-            Issue.record("the cancel takes the teardown to run")
+        guard case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, _, _) = machine.consumerCancelled() else {
+            Issue.record("the handler hands the teardown to the queue and leaves the consumer parked")
             return
         }
-        guard case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
-            Issue.record("the consumer was resumed before the teardown returned")
-            return
-        }
+        #expect(machine.yield(1).isTerminated, "decided: a yield now answers .terminated")
         let resumed = machine.teardownReturned()
         #expect(resumed.map { ContinuationStandIn.id(of: $0.0) } == 1, "the teardown's return resumes the consumer")
         #expect(resumed?.1 == nil)
         let cancelled = machine.takeCancellation()
         #expect(cancelled, "the consumer learns it was cancelled")
         #expect(machine.consumer == nil, "the continuation was moved out")
-        // The same when the cancelled consumer calls next() while the teardown runs.
+        // The handler of a consumer not parked (about to suspend) leaves the teardown to it: it is
+        // resumed at once, takes it, and ends after it.
+        var early = Machine(policy: .unbounded, builder: 0)
+        _ = early.next()
+        _ = early.builderReturned(Teardown(Cancellation()))
+        guard case .terminate(_, nil, _, nil, _, _) = early.consumerCancelled() else {
+            Issue.record("no teardown for the handler while the consumer is not parked")
+            return
+        }
+        guard case .resume = early.suspend(ContinuationStandIn.make(2)),
+            case .teardown(.runHere(_, .cancelled)) = early.wokenWithNil()
+        else {
+            Issue.record("the consumer is resumed and takes the teardown")
+            return
+        }
+        _ = early.teardownReturned()
+        guard case .cancelled = early.next() else {
+            Issue.record("then it learns it was cancelled")
+            return
+        }
+        // A consumer that ended the stream itself (it saw its task cancelled) and calls next()
+        // while the teardown runs on another thread waits for it.
         var entering = Machine(policy: .unbounded, builder: 0)
         _ = entering.next()
         _ = entering.builderReturned(Teardown(Cancellation()))
@@ -119,7 +137,7 @@ struct CallbackStreamStateMachineExplorationTests {
         var finished = Machine(policy: .unbounded, builder: 0)
         _ = finished.next()
         _ = finished.builderReturned(Teardown(Cancellation()))
-        guard case .finish(nil, _, _, _?, _) = finished.finish(nil) else {
+        guard case .finish(_, .runHere(_, .finished)?, _) = finished.finish(nil) else {
             Issue.record("the finish takes the teardown")
             return
         }
@@ -127,7 +145,7 @@ struct CallbackStreamStateMachineExplorationTests {
             Issue.record("the consumer waits for the teardown to return")
             return
         }
-        guard case .terminate(_, nil, _, nil, _, _) = finished.consumerTerminated(cancelled: true) else {
+        guard case .terminate(_, nil, _, nil, _, _) = finished.consumerCancelled() else {
             Issue.record("the cancelled consumer was resumed before the teardown returned")
             return
         }
@@ -144,11 +162,8 @@ struct CallbackStreamStateMachineExplorationTests {
             let report = exploreStateSpace(
                 from: StreamModel(policy: testCase.policy, lifetimes: lifetimes, place: testCase.place),
                 depth: testCase.depth)
-            // Issue 38: today's machine decides a cancellation only once the consumer runs, and
-            // enqueues an actor's teardown behind the next builder; the fix removes this.
-            withKnownIssue("a cancel is decided late; an actor's teardown runs after the next builder") {
-                #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
-            }
+            #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
+            #expect(report.distinctStates >= testCase.floor, "\(report)")
         }
         #expect(lifetimes.count == 0, "every probe (teardown, demand handler) was released")
     }
@@ -219,6 +234,8 @@ private struct StreamModel: ExplorationModel {
         /// The app starts the same source again on the teardown's actor, once the loop ended:
         /// the new stream's builder runs there.
         case restart
+        /// Bridges' teardown queue runs a teardown the consumer's cancellation handler took.
+        case queueRuns
 
         var description: String {
             switch self {
@@ -239,6 +256,7 @@ private struct StreamModel: ExplorationModel {
             case .registerDemand: "registerDemand"
             case .actorJob: "actorJob"
             case .restart: "restart"
+            case .queueRuns: "queueRuns"
             }
         }
     }
@@ -287,6 +305,8 @@ private struct StreamModel: ExplorationModel {
     let lifetimes: LiveProbes
     let probe: ExploredStreamProbe
     var machine: Machine
+    /// Where the machine is told the teardown may run.
+    var machinePlace: Machine.TeardownPlace { place == .anywhere ? .anywhere : .consumersActor }
     var history: [Event] = []
     /// Re-applying events already checked (a fork): the invariants are not checked again.
     var replaying = false
@@ -317,8 +337,10 @@ private struct StreamModel: ExplorationModel {
     var builderRan = false
     var builderReleasedUnrun = false
     var teardownInFlight: AfterTeardown?
-    /// A teardown written on an actor, enqueued there and not run yet (why the stream ended).
-    var actorJob: String?
+    /// The stream enqueued a job on its teardown's actor, which has not run yet.
+    var actorJobPending = false
+    /// A teardown the cancellation handler handed to the teardown queue, not run yet.
+    var queuedTeardown: (Teardown, CallbackStream<Int, Boom>.Termination)?
     /// The app started the source again on the teardown's actor.
     var restarted = false
     /// The consumer's cancellation was decided while the stream was still live (its handler
@@ -377,7 +399,8 @@ private struct StreamModel: ExplorationModel {
         }
         if !taskCancelled && consumer != .done { events.append(.cancelTask) }
         if teardownInFlight != nil { events.append(.teardownReturns) }
-        if actorJob != nil { events.append(.actorJob) }
+        if actorJobPending { events.append(.actorJob) }
+        if queuedTeardown != nil { events.append(.queueRuns) }
         if consumer == .done && builderRan && !restarted { events.append(.restart) }
         if builderRan && !sinkReleased {
             events.append(.yield)
@@ -423,30 +446,13 @@ private struct StreamModel: ExplorationModel {
         case .builderReturns:
             let probe = self.probe
             let teardown = Teardown.onTermination { termination in probe.teardowns.append(name(termination)) }
-            if let (teardown, termination) = machine.builderReturned(teardown) {
-                runTeardown(teardown, termination, then: .consumerLoops, &broken)
+            if perform(machine.builderReturned(teardown, place: machinePlace), then: .consumerLoops, &broken) {
                 consumer = .inTeardown
             } else {
                 consumer = .loop(asked: false)
             }
         case .teardownReturns:
-            let after = teardownInFlight!
-            teardownInFlight = nil
-            if let (continuation, failure) = machine.teardownReturned() {
-                resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
-            }
-            switch after {
-            case .consumerLoops:
-                consumer = .loop(asked: false)
-            case .consumerTerminated(let waitingSenders):
-                for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
-                consumer = .loop(asked: false)
-            case .resume(let waitingConsumer, let end, let waitingSenders, let result):
-                if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
-                for id in waitingSenders { resumeSender(id, result, &broken) }
-            case .nothing:
-                break
-            }
+            teardownReturns(&broken)
         case .beforeSuspending:
             if let demand = machine.demandBeforeSuspending() {
                 demand.report()
@@ -456,9 +462,7 @@ private struct StreamModel: ExplorationModel {
             }
         case .suspend:
             // A task cancelled before it got here runs its handler as the handler is installed.
-            if taskCancelled, machine.consumerCancelled() != nil {
-                broken.append("the cancellation handler found a consumer suspended before it suspended")
-            }
+            if taskCancelled { cancellationHandlerRuns(&broken) }
             let id = nextConsumerID
             nextConsumerID += 1
             handedIn.insert(id)
@@ -477,23 +481,14 @@ private struct StreamModel: ExplorationModel {
             switch consumer {
             case .suspending, .suspended:
                 if firstEnd == nil { cancelDecided = true }
-                // The handler: it only resumes the consumer; no teardown, no user code, so it
-                // never waits for anything the cancelled task must do.
-                let teardownsBefore = probe.teardowns.count
-                if let continuation = machine.consumerCancelled() {
-                    resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(nil), &broken)
-                }
-                if probe.teardowns.count != teardownsBefore {
-                    broken.append("a teardown ran inside the task's cancellation handler")
-                }
+                cancellationHandlerRuns(&broken)
             default:
                 break  // no handler installed: the next `next()` sees the cancellation
             }
         case .afterNilWakeup:
             switch machine.wokenWithNil() {
-            case .terminate:
-                consumer = .idle
-                consumerTerminatesItself(&broken)
+            case .teardown(let work):
+                consumerTakes(work, &broken)
             case .cancelled:
                 sawCancellation = true
                 seeEnd(nil, &broken)
@@ -520,11 +515,12 @@ private struct StreamModel: ExplorationModel {
                     consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: nil, senders: ids,
                     senderResult: ".terminated"
                 )
-                if let (teardown, termination) = teardown {
-                    runTeardown(teardown, termination, then: after, &broken)
-                } else {
-                    act(after, &broken)
-                }
+                perform(teardown, then: after, &broken)
+            }
+            // The loop ended on the actor its teardown was written on (the iterator is released
+            // there): the teardown has run by the next statement.
+            if place == .consumersActor && builderRan && probe.teardowns.isEmpty {
+                broken.append("the loop ended on the teardown's actor before its teardown ran")
             }
         case .yield:
             let id = newElement()
@@ -575,16 +571,27 @@ private struct StreamModel: ExplorationModel {
                 finishActs(action, hadFinished: false, failing: false, &broken)
             }
         case .actorJob:
-            let termination = actorJob!
-            actorJob = nil
-            probe.teardowns.append(termination)
-            checkTeardown(learned: termination, &broken)
+            // The job the stream enqueued on the teardown's actor (`ActorTeardowns`).
+            actorJobPending = false
+            if let (teardown, termination) = machine.takeEnqueuedTeardown() {
+                runTeardown(teardown, termination, then: .nothing, &broken)
+            }
         case .restart:
             restarted = true
-            // The new stream's builder, on the actor the old teardown belongs to.
-            if probe.teardowns.count != 1 {
+            // The new stream's builder, on the actor the old teardown belongs to: that actor first
+            // runs the teardowns still enqueued on it (`ActorTeardowns.runAll`), synchronously.
+            if let (teardown, termination) = machine.takeEnqueuedTeardown() {
+                runTeardown(teardown, termination, then: .nothing, &broken)
+                teardownReturns(&broken)
+            }
+            if builderRan && probe.teardowns.count != 1 {
                 broken.append("a teardown ran after a later builder of the same source on its actor")
             }
+        case .queueRuns:
+            // Bridges' teardown queue runs the teardown a cancellation handler handed it.
+            let (teardown, termination) = queuedTeardown!
+            queuedTeardown = nil
+            runTeardown(teardown, termination, then: .nothing, &broken)
         case .registerDemand:
             handlers += 1
             let probe = self.probe
@@ -632,6 +639,8 @@ private struct StreamModel: ExplorationModel {
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
             consumer = .inBuilder
+        case .teardown(let work):
+            consumerTakes(work, &broken)
         case .askProducer(let demand):
             demand.report()
             consumer = .loop(asked: true)
@@ -678,12 +687,9 @@ private struct StreamModel: ExplorationModel {
             for sender in waitingSenders { markUndelivered(sender.element, &broken) }
             discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
             let ids = waitingSenders.compactMap { $0.continuation.map(ContinuationStandIn.id(of:)) }
-            if let (teardown, termination) = teardown {
-                runTeardown(teardown, termination, then: .consumerTerminated(senders: ids), &broken)
+            if case .runOnQueue? = teardown { broken.append("the consumer handed its own teardown to the queue") }
+            if perform(teardown, then: .consumerTerminated(senders: ids), &broken) {
                 consumer = .inTeardown
-            } else {
-                for id in ids { resumeSender(id, ".terminated", &broken) }
-                consumer = .loop(asked: false)
             }
         }
     }
@@ -795,19 +801,17 @@ private struct StreamModel: ExplorationModel {
             if !hadFinished { broken.append("a first finish was reported as a second") }
         case .reportFailureAfterEnd:
             if firstEnd != "cancelled" || hadFinished { broken.append("a failure was reported as reaching nobody") }
-        case .finish(let waitingConsumer, let failure, let waitingSenders, let teardown, let demand):
+        case .finish(let waitingSenders, let teardown, let demand):
             if hadFinished { broken.append("a second finish finished the stream again") }
             if firstEnd == nil { firstEnd = failing ? "failed" : "finished" }
             if demand != nil { handlerStored = false }
-            let after = AfterTeardown.resume(
-                consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: failure,
-                senders: waitingSenders.map(ContinuationStandIn.id(of:)), senderResult: ".enqueued"
-            )
-            if let (teardown, termination) = teardown {
-                runTeardown(teardown, termination, then: after, &broken)
-            } else {
-                act(after, &broken)
+            if place != .anywhere, case .runHere? = teardown {
+                broken.append("the producer was told to run a teardown written on the consumer's actor")
             }
+            let after = AfterTeardown.resume(
+                consumer: nil, end: nil, senders: waitingSenders.map(ContinuationStandIn.id(of:)),
+                senderResult: ".enqueued")
+            perform(teardown, then: after, &broken)
         }
     }
 
@@ -816,15 +820,106 @@ private struct StreamModel: ExplorationModel {
         _ broken: inout [String]
     ) {
         if teardownInFlight != nil { broken.append("a teardown was taken while another ran") }
-        if place == .anywhere {
-            teardown.run(termination)
-            checkTeardown(learned: name(termination), &broken)
-        } else {
-            // Written on an actor: running it enqueues it there (a job of its own).
-            if actorJob != nil { broken.append("a teardown was enqueued twice") }
-            actorJob = name(termination)
-        }
+        teardown.runHere(termination)
+        checkTeardown(learned: name(termination), &broken)
         teardownInFlight = after
+    }
+
+    /// Acts on a teardown the way the storage's `perform` does, for every ender but the
+    /// cancellation handler: `after` is what the thread does once a teardown it runs here
+    /// returns, or at once when the teardown is enqueued on its actor. Returns whether it runs here.
+    @discardableResult
+    mutating func perform(_ work: Machine.TeardownWork?, then after: AfterTeardown, _ broken: inout [String]) -> Bool {
+        switch work {
+        case .runHere(let teardown, let termination)?:
+            runTeardown(teardown, termination, then: after, &broken)
+            return true
+        case .enqueue?:
+            if place == .anywhere { broken.append("a nonisolated teardown was enqueued on an actor") }
+            if actorJobPending { broken.append("a teardown was enqueued twice") }
+            actorJobPending = true
+        case .runOnQueue?:
+            broken.append("only a cancellation handler hands a teardown to the queue")
+        case nil:
+            break
+        }
+        act(after, &broken)
+        return false
+    }
+
+    /// The consumer takes a teardown the machine left to it, then asks `next()` again.
+    mutating func consumerTakes(_ work: Machine.TeardownWork, _ broken: inout [String]) {
+        if case .runOnQueue = work { broken.append("the consumer was told to hand a teardown to the queue") }
+        if perform(work, then: .consumerLoops, &broken) {
+            consumer = .inTeardown
+        } else {
+            consumer = .loop(asked: false)
+        }
+    }
+
+    /// The teardown that ran here returned: the machine resumes a consumer waiting for the end,
+    /// and the thread that ran it goes on.
+    mutating func teardownReturns(_ broken: inout [String]) {
+        let after = teardownInFlight!
+        teardownInFlight = nil
+        if let (continuation, failure) = machine.teardownReturned() {
+            resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
+        }
+        switch after {
+        case .consumerLoops:
+            consumer = .loop(asked: false)
+        case .consumerTerminated(let waitingSenders):
+            for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
+            consumer = .loop(asked: false)
+        case .resume(let waitingConsumer, let end, let waitingSenders, let result):
+            if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
+            for id in waitingSenders { resumeSender(id, result, &broken) }
+        case .nothing:
+            break
+        }
+    }
+
+    /// The consumer task's cancellation handler, as the storage's `cancelConsumer()` acts: it
+    /// decides the end, resumes waiting senders, and hands the teardown to the queue or its
+    /// actor; it runs no teardown and no user code itself.
+    mutating func cancellationHandlerRuns(_ broken: inout [String]) {
+        let teardownsBefore = probe.teardowns.count
+        switch machine.consumerCancelled() {
+        case .none:
+            break
+        case .terminate(let builder, let waitingConsumer, let waitingSenders, let work, let discarded, let demand):
+            if firstEnd == nil { firstEnd = "cancelled" }
+            if builder != nil { broken.append("a cancellation handler released the builder") }
+            if demand != nil { handlerStored = false }
+            for element in discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
+            for sender in waitingSenders { markUndelivered(sender.element, &broken) }
+            discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
+            for continuation in waitingSenders.compactMap(\.continuation) {
+                resumeSender(ContinuationStandIn.id(of: continuation), ".terminated", &broken)
+            }
+            if let waitingConsumer {
+                resumeConsumer(ContinuationStandIn.id(of: waitingConsumer), with: .end(nil), &broken)
+            }
+            switch work {
+            case .runOnQueue(let teardown, let termination)?:
+                if place != .anywhere { broken.append("a teardown written on an actor was handed to the queue") }
+                if queuedTeardown != nil || teardownInFlight != nil {
+                    broken.append("a teardown was taken while another ran")
+                }
+                queuedTeardown = (teardown, termination)
+            case .enqueue?:
+                if place == .anywhere { broken.append("a nonisolated teardown was enqueued on an actor") }
+                if actorJobPending { broken.append("a teardown was enqueued twice") }
+                actorJobPending = true
+            case .runHere?:
+                broken.append("a cancellation handler was told to run the teardown")
+            case nil:
+                break
+            }
+        }
+        if probe.teardowns.count != teardownsBefore {
+            broken.append("a teardown ran inside the task's cancellation handler")
+        }
     }
 
     func checkTeardown(learned termination: String, _ broken: inout [String]) {
@@ -923,7 +1018,7 @@ private struct StreamModel: ExplorationModel {
                 let initiator: Event =
                     producerEnds ? .finish(failing: false) : events.contains(.cancelTask) ? .cancelTask : .consumerEnds
                 let progress: [Event] =
-                    [.builderReturns, .teardownReturns, .actorJob]
+                    [.builderReturns, .teardownReturns, .actorJob, .queueRuns]
                     + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
                     + [.next, .beforeSuspending, .suspend, .afterNilWakeup]
                 let event: Event?
@@ -953,7 +1048,8 @@ private struct StreamModel: ExplorationModel {
         if teardownInFlight != nil { broken.append("\(ending): a teardown never returned") }
         let unresumed = handedIn.filter { resumed[$0] != 1 }
         if !unresumed.isEmpty { broken.append("\(ending): continuations \(unresumed.sorted()) never resumed") }
-        if actorJob != nil { broken.append("\(ending): a teardown enqueued on its actor never ran") }
+        if actorJobPending { broken.append("\(ending): a job enqueued on the teardown's actor never ran") }
+        if queuedTeardown != nil { broken.append("\(ending): a teardown handed to the queue never ran") }
         if builderRan && probe.teardowns.count != 1 {
             broken.append("\(ending): the teardown ran \(probe.teardowns.count) times")
         }
@@ -994,11 +1090,11 @@ private struct StreamModel: ExplorationModel {
         }
         parts.append("pf\(machine.producerFinished)\(machine.reportedYieldAfterFinish)")
         parts.append(
-            "x\(taskCancelled)\(machine.cancelRequested)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
+            "x\(taskCancelled)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
         )
         if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
         parts.append(
-            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJob ?? "-")\(restarted)\(cancelDecided)"
+            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(restarted)\(cancelDecided)"
         )
         parts.append(
             "\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)"
@@ -1023,10 +1119,17 @@ private struct StreamModel: ExplorationModel {
         case .unstarted: "unstarted"
         case .notYetReturned: "notYetReturned"
         case .held: "held"
-        case .runWhenReturned(let termination): "runWhenReturned(\(termination))"
+        case .runWhenReturned(let termination, _): "runWhenReturned(\(termination))"
+        case .enqueued(_, let termination): "enqueued(\(termination))"
         case .running: "running"
         case .spent: "spent"
         }
+    }
+}
+
+extension CallbackStreamStateMachine.YieldAction {
+    fileprivate var isTerminated: Bool {
+        if case .terminated = self { true } else { false }
     }
 }
 
@@ -1034,7 +1137,9 @@ extension StreamModel.Event {
     /// Events that end the stream resume every waiting sender at once.
     var endsTheStream: Bool {
         switch self {
-        case .finish, .releaseSink, .consumerEnds, .teardownReturns, .next, .afterNilWakeup: true
+        // A cancellation handler (when the task is cancelled, or as `suspend` installs it in a
+        // cancelled task) ends it too.
+        case .finish, .releaseSink, .consumerEnds, .teardownReturns, .next, .afterNilWakeup, .cancelTask, .suspend: true
         default: false
         }
     }

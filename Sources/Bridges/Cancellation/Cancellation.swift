@@ -95,6 +95,29 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
         Self.enqueue(UnsafeAction(taken.action), on: owner)
     }
 
+    /// The actor the action will run on, while it has not run: nil for an action made in
+    /// nonisolated code, and once cancelled.
+    @usableFromInline
+    var pendingIsolation: (any Actor)? {
+        Lock.striped(for: self).withLock { cancelled ? nil : isolation }
+    }
+
+    /// Cancels, running the action here, on this thread, whatever actor it was made on: the caller
+    /// is on that actor (a stream's teardown run by code that runs there; see `Teardown.runHere`).
+    @usableFromInline
+    func cancelHere() {
+        let action: (() -> Void)? = Lock.striped(for: self).withLock {
+            guard !cancelled else { return nil }
+            cancelled = true
+            defer {
+                self.action = nil
+                self.isolation = nil
+            }
+            return self.action
+        }
+        action?()
+    }
+
     /// Runs `action` on `owner`, after the caller returns. On the main actor the job is enqueued
     /// directly (a `@MainActor` task), so it runs before main-actor work enqueued after it.
     @usableFromInline

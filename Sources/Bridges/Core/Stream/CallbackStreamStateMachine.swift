@@ -59,18 +59,18 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// released without running, so there is no teardown).
         case idle
         /// The builder ran (or is running) and the producer may yield. Left when the producer
-        /// finishes (→ finished, or → terminated if the consumer was waiting) or when the
-        /// consumer goes away or is cancelled (→ terminated).
+        /// finishes (→ finished) or when the consumer goes away or is cancelled (→ terminated).
         case streaming
         /// The producer finished; the teardown runs (or runs as soon as the builder returns it).
         /// The consumer drains the buffer, then receives the failure or `nil` (→ terminated) once
         /// the teardown has *returned* (until then it waits, so code after its loop always sees
         /// the teardown done), unless it goes away or is cancelled first (→ terminated).
         case finished(Failure?)
-        /// Terminal: the consumer saw the end, went away or was cancelled. Yields answer
-        /// `.terminated`. While another thread runs the teardown (`.running`), a cancelled
-        /// consumer that suspends, or was suspended, stays in `consumer` until
-        /// `teardownReturned()` resumes it, so its loop still ends after the teardown.
+        /// Terminal: the consumer saw the end, went away or was cancelled (decided in its task's
+        /// cancellation handler when it was waiting in `next()`, else by its next `next()`).
+        /// Yields answer `.terminated`, a `finish` changes nothing. While the teardown is in
+        /// flight (`.running`, `.enqueued`), a consumer that suspends, or was suspended, stays in
+        /// `consumer` until `teardownReturned()` resumes it, so its loop ends after the teardown.
         /// The payload is a failure the producer stored before the consumer was cancelled and
         /// that the consumer has not been told yet: the stream ended as it ended, so its next
         /// `next()` throws it (once) rather than `CancellationError` or `nil`.
@@ -85,19 +85,66 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     enum TeardownState {
         /// The builder, not run yet: exactly while the phase is `.idle`.
         case unstarted(Builder)
-        /// The builder was taken to run and has not returned yet.
-        case notYetReturned
+        /// The builder was taken to run and has not returned yet. Objects the sink was asked to
+        /// keep until the teardown (a delegate proxy made in the builder) wait here.
+        case notYetReturned(Kept?)
         /// Returned and not run: runs when the stream ends.
         case held(Teardown)
         /// The stream ended (for this reason) while the builder ran: run the teardown as soon as
         /// it is returned.
-        case runWhenReturned(Termination)
-        /// Taken by the thread that ended the stream, which runs it and then calls
-        /// `teardownReturned()`. Until then the consumer does not see the end: it waits in
-        /// `consumer`, whatever the phase.
+        case runWhenReturned(Termination, Kept?)
+        /// The stream ended (for this reason) on a thread that may not run the teardown: it was
+        /// written on an actor, and that actor runs it, in a job enqueued there
+        /// (`takeEnqueuedTeardown()`), or sooner when code on that actor reaches the stream: its
+        /// consumer, if it iterates there, or a stream builder about to run there.
+        case enqueued(Teardown, Termination)
+        /// Taken by a thread that runs it now and then calls `teardownReturned()`. Until then the
+        /// consumer does not see the end: it waits in `consumer`, whatever the phase.
         case running
         /// Run, or never needed (the builder never ran).
         case spent
+    }
+
+    @usableFromInline typealias Kept = CallbackStream<Element, Failure>.Teardown.Kept
+
+    /// Who ends the stream (takes its teardown), which says where the teardown may run.
+    @usableFromInline
+    enum Ender {
+        /// The consumer, in its own task, on the actor it iterates on: its `next()` saw its task
+        /// cancelled or the end, its iterator was released, or its first `next()` got the
+        /// builder's teardown back after the stream had ended.
+        case consumer
+        /// Any other thread: the producer finishing, its sink released, a broadcast's or an
+        /// operator's fan-out, a job on the teardown's actor.
+        case producer
+        /// The consumer's task's cancellation handler, on the cancelling thread: nothing it does
+        /// may run user code or wait, and nothing may wait for the consumer's task to run.
+        case cancellationHandler
+    }
+
+    /// Where the teardown may run, learned when the builder returned it (in ``marks``).
+    @usableFromInline
+    enum TeardownPlace: UInt8 {
+        /// Made in nonisolated code: on whichever thread takes it.
+        case anywhere = 0
+        /// Made on the actor the consumer iterates on: the consumer runs it itself; any other
+        /// ender enqueues it there.
+        case consumersActor = 1
+        /// Made on another actor: enqueued there, whoever ends the stream.
+        case otherActor = 2
+    }
+
+    /// What the thread that took the teardown does with it once the lock is released.
+    @usableFromInline
+    enum TeardownWork {
+        /// Run it now, on this thread, then call `teardownReturned()`.
+        case runHere(Teardown, Termination)
+        /// Taken in the consumer's cancellation handler, which may neither run it nor wait for
+        /// the consumer's task: run it on Bridges' teardown queue, then `teardownReturned()`.
+        case runOnQueue(Teardown, Termination)
+        /// Left in `.enqueued`: enqueue a job that calls `takeEnqueuedTeardown()` on the actor
+        /// `teardown` belongs to.
+        case enqueue(on: Teardown)
     }
 
     /// An `await send` suspended because a waiting policy had no room for its element. A
@@ -162,24 +209,26 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline let mode: Mode
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
-    /// Rarely written one-bit facts, in one byte (the inline slot's padding has no room for
-    /// another `Bool`): see ``reportedYieldAfterFinish`` and ``demandRegistered``.
+    /// Rarely written facts, in one byte (the inline slot's padding has no room for another
+    /// field): see ``reportedYieldAfterFinish``, ``demandRegistered`` and ``teardownPlace``.
     @usableFromInline var marks: UInt8 = 0
     /// The consumer's task was cancelled before the stream ended, and the consumer has not been
     /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
     /// `CancellationError`) once, then with `nil` like any ended stream.
     @usableFromInline var cancellationUnreported = false
-    /// The consumer's task was cancelled while it was suspended in `next()` (or about to be):
-    /// set by the task's cancellation handler, which only resumes the consumer. The consumer
-    /// then ends the stream itself, running the teardown in its own task: a teardown that waits
-    /// (for a reader thread that may be resuming this very task) never runs inside the
-    /// cancellation handler, where the task cannot make progress until the handler returns.
-    @usableFromInline var cancelRequested = false
     @usableFromInline var teardown: TeardownState
 
     /// The bits of ``marks``.
     @inlinable static var reportedYieldAfterFinishMark: UInt8 { 1 }
     @inlinable static var demandRegisteredMark: UInt8 { 2 }
+    /// Two bits: the ``TeardownPlace``.
+    @inlinable static var teardownPlaceShift: UInt8 { 2 }
+
+    /// Where the teardown may run (set when the builder returns it).
+    @inlinable var teardownPlace: TeardownPlace {
+        get { TeardownPlace(rawValue: (marks >> Self.teardownPlaceShift) & 3) ?? .anywhere }
+        set { marks = marks & ~(3 << Self.teardownPlaceShift) | newValue.rawValue << Self.teardownPlaceShift }
+    }
 
     /// A yield after the producer finished was reported (it is reported once).
     @inlinable var reportedYieldAfterFinish: Bool {
@@ -308,19 +357,77 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return buffer.take()
     }
 
-    /// The teardown to run now for `termination`, if it was returned and not yet taken.
+    /// Takes the teardown for `termination`, if it was returned and not yet taken, and says where
+    /// it runs: here (nonisolated, or the consumer on its own actor), on the teardown queue (the
+    /// cancellation handler may not run it), or enqueued on its actor. The consumer also takes a
+    /// teardown already enqueued on the actor it iterates on, for the reason it was enqueued
+    /// with: its loop then ends after the teardown without waiting for that job.
     @inlinable
-    mutating func takeTeardown(_ termination: Termination) -> (Teardown, Termination)? {
+    mutating func takeTeardown(_ termination: Termination, by ender: Ender) -> TeardownWork? {
         switch teardown {
         case .held(let held):
+            switch (teardownPlace, ender) {
+            case (.anywhere, .cancellationHandler):
+                teardown = .running
+                return .runOnQueue(held, termination)
+            case (.anywhere, _), (.consumersActor, .consumer):
+                teardown = .running
+                return .runHere(held, termination)
+            case (.consumersActor, _), (.otherActor, _):
+                teardown = .enqueued(held, termination)
+                return .enqueue(on: held)
+            }
+        case .enqueued(let held, let enqueuedFor) where ender == .consumer && teardownPlace == .consumersActor:
             teardown = .running
-            return (held, termination)
-        case .notYetReturned:
-            teardown = .runWhenReturned(termination)
+            return .runHere(held, enqueuedFor)
+        case .notYetReturned(let kept):
+            teardown = .runWhenReturned(termination, kept)
             return nil
-        case .runWhenReturned, .running, .spent, .unstarted:
+        case .runWhenReturned, .enqueued, .running, .spent, .unstarted:
             return nil
         }
+    }
+
+    /// A job on the teardown's actor (or a builder about to run there) takes the teardown that
+    /// was enqueued there, if nobody ran it yet.
+    @inlinable
+    mutating func takeEnqueuedTeardown() -> (Teardown, Termination)? {
+        guard case .enqueued(let held, let termination) = teardown else { return nil }
+        teardown = .running
+        return (held, termination)
+    }
+
+    /// The consumer, in its own task, takes the teardown of a stream that already ended if
+    /// nobody runs it yet: one its task's cancellation handler left to it (the consumer was not
+    /// waiting in `next()` then, so it could have left its loop while the teardown ran on the
+    /// queue), or one enqueued on the actor the consumer iterates on.
+    @inlinable
+    mutating func takeTeardownForTheConsumer() -> TeardownWork? {
+        switch phase {
+        case .finished(let failure): takeTeardown(failure.map { .failed($0) } ?? .finished, by: .consumer)
+        case .terminated: takeTeardown(.cancelled, by: .consumer)
+        case .idle, .streaming: nil
+        }
+    }
+
+    /// Keeps `object` alive until the teardown has run (a delegate proxy the manager holds
+    /// weakly): it rides with the teardown and is released with it. False once the teardown was
+    /// taken to run (or the builder never ran): nothing is kept then.
+    @inlinable
+    mutating func keepUntilTeardown(_ object: AnyObject) -> Bool {
+        switch teardown {
+        case .notYetReturned(let kept):
+            teardown = .notYetReturned(Kept.adding(object, to: kept))
+        case .runWhenReturned(let termination, let kept):
+            teardown = .runWhenReturned(termination, Kept.adding(object, to: kept))
+        case .held(let held):
+            teardown = .held(held.keeping(object))
+        case .enqueued(let held, let termination):
+            teardown = .enqueued(held.keeping(object), termination)
+        case .unstarted, .running, .spent:
+            return false
+        }
+        return true
     }
 
     /// Moves the builder out of an idle stream's state (to run it, or to release it unrun).
@@ -339,11 +446,15 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         if case .spent = teardown { true } else { false }
     }
 
-    /// Whether a thread other than the consumer's runs the teardown now. (The consumer's own
-    /// thread runs it only between its events, so the consumer never waits for itself.)
+    /// Whether the teardown was taken and has not returned: another thread runs it now
+    /// (`.running`; the consumer's own thread runs it only between its events, so the consumer
+    /// never waits for itself), or its actor will (`.enqueued`).
     @inlinable
-    var teardownRunning: Bool {
-        if case .running = teardown { true } else { false }
+    var teardownInFlight: Bool {
+        switch teardown {
+        case .running, .enqueued: true
+        case .unstarted, .notYetReturned, .held, .runWhenReturned, .spent: false
+        }
     }
 
     // MARK: - Next
@@ -360,6 +471,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case cancelled
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
+        /// The stream ended and its teardown is the consumer's to take (see
+        /// `takeTeardownForTheConsumer()`): act on it outside the lock, then ask again.
+        case teardown(TeardownWork)
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
         /// `suspend`.
         case suspend
@@ -387,9 +501,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return true
     }
 
-    /// The consumer asks for an element without suspending.
+    /// The consumer asks for an element without suspending. `mayRunTeardown`: false where the
+    /// consumer cannot act on `.teardown` (from `suspend`, under the lock): a teardown the consumer
+    /// could take is then left in place, and the consumer is resumed to take it (`wokenWithNil()`).
     @inlinable
-    mutating func next() -> NextAction {
+    mutating func next(mayRunTeardown: Bool = true) -> NextAction {
         switch phase {
         case .streaming:
             if let element = buffer.popFirst() {
@@ -412,15 +528,18 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if let element = buffer.popFirst() {
                 return .element(element, sender: nil, demand: nil)
             }
-            // The producer's teardown is still running (on the thread that finished): wait for
-            // it, so that whatever follows the consumer's loop sees it done.
+            // The producer's teardown is still in flight (on the thread that finished, or enqueued
+            // on its actor): wait for it, so that whatever follows the consumer's loop sees it
+            // done; run it here if it is enqueued on the consumer's own actor.
+            if mayRunTeardown, let work = takeTeardownForTheConsumer() { return .teardown(work) }
             guard teardownDone else { return .suspend }
             phase = .terminated(unreported: nil)
             return .end(failure)
         case .terminated(let unreported):
-            // Cancelled while another thread runs the teardown: wait for it (`teardownReturned()`
-            // resumes the consumer, which then asks `wokenWithNil()`).
-            if teardownRunning { return .suspend }
+            // Ended while the teardown is in flight: wait for it (`teardownReturned()` resumes the
+            // consumer, which then asks `wokenWithNil()`), or run it here, as above.
+            if mayRunTeardown, let work = takeTeardownForTheConsumer() { return .teardown(work) }
+            if teardownInFlight { return .suspend }
             if let unreported {
                 phase = .terminated(unreported: nil)
                 cancellationUnreported = false
@@ -430,7 +549,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .end(nil)
         case .idle:
             phase = .streaming
-            return .runBuilder(takeBuilder(leaving: .notYetReturned))
+            return .runBuilder(takeBuilder(leaving: .notYetReturned(nil)))
         }
     }
 
@@ -444,18 +563,19 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return .askProducer(demand)
     }
 
-    /// The builder returned its teardown. Returns it if the stream already ended (run it now,
-    /// then call `teardownReturned()`).
+    /// The builder returned its teardown, which may run at `place`. If the stream already ended,
+    /// the consumer (whose first `next()` ran the builder) takes it as it would at the end.
     @inlinable
-    mutating func builderReturned(_ returned: Teardown) -> (Teardown, Termination)? {
+    mutating func builderReturned(_ returned: Teardown, place: TeardownPlace = .anywhere) -> TeardownWork? {
+        teardownPlace = place
         switch teardown {
-        case .notYetReturned:
-            teardown = .held(returned)
+        case .notYetReturned(let kept):
+            teardown = .held(returned.keeping(kept))
             return nil
-        case .runWhenReturned(let termination):
-            teardown = .running
-            return (returned, termination)
-        case .held, .running, .spent, .unstarted:
+        case .runWhenReturned(let termination, let kept):
+            teardown = .held(returned.keeping(kept))
+            return takeTeardown(termination, by: .consumer)
+        case .held, .enqueued, .running, .spent, .unstarted:
             preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
         }
     }
@@ -498,13 +618,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         // (A consumer is held only while streaming or finished, or while terminated waiting for the
         // teardown to return.)
         if consumer != nil { return .concurrentIteration(continuation) }
-        switch next() {
+        switch next(mayRunTeardown: false) {
         case .suspend:
-            if cancelRequested, case .streaming = phase {
-                // The task's cancellation handler ran before this continuation was stored: the
-                // consumer is resumed at once and ends the stream itself (`wokenWithNil()`).
-                return .resume(continuation, Wakeup(.success(nil)), sender: nil)
-            }
             consumer = continuation
             guard mode == .waiting, capacity == 0, case .streaming = phase, granted == 0,
                 let handler = demandHandler
@@ -520,6 +635,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Wakeup(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
+        case .teardown:
+            preconditionFailure("Internal inconsistency: suspend() was handed a teardown to run")
         case .askProducer:
             preconditionFailure("Internal inconsistency: next() asked the producer")
         }
@@ -544,20 +661,24 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum TerminateAction {
         case none
-        /// Outside the lock: run the teardown, then resume the suspended consumer with nil, tell
-        /// waiting senders `.terminated`, report the discarded elements (buffered, then those of
-        /// waiting senders) as undelivered, and release the rest.
+        /// Outside the lock: resume the waiting senders with `.terminated`; act on the teardown
+        /// (`TeardownWork`); resume the suspended consumer with nil (none while the teardown is
+        /// in flight: its return resumes it); report the discarded elements (buffered, then those
+        /// of waiting senders) as undelivered, and release the rest. From a cancellation handler,
+        /// all but the resumptions and the enqueue go to the teardown queue.
         case terminate(
             builder: Builder?,
             consumer: Consumer?,
             senders: [Sender],
-            teardown: (Teardown, Termination)?,
+            teardown: TeardownWork?,
             discarded: StreamRing<Element>?,
             demand: DemandHandler?
         )
     }
 
-    /// The consumer's task was cancelled (`cancelled`), or its iterator was released.
+    /// The consumer ended the stream in its own task: its `next()` saw the task cancelled
+    /// (`cancelled`), or its iterator was released. A teardown already enqueued on the actor the
+    /// consumer iterates on is run by the consumer now, so that its loop ends after it.
     @inlinable
     mutating func consumerTerminated(cancelled: Bool) -> TerminateAction {
         switch phase {
@@ -568,38 +689,63 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil,
                 demand: nil)
         case .streaming, .finished:
-            // A producer that failed ended the stream before the cancellation: the loop ends as
-            // the stream did, with the failure (the elements still buffered are discarded, as on
-            // any cancellation). A producer that finished with nothing left to deliver ended it
-            // first too: the cancellation cuts nothing short. Otherwise the cancellation ended it.
-            if case .finished(let failure) = phase, failure != nil || buffer.isEmpty {
-                cancellationUnreported = false
-                phase = .terminated(unreported: failure)
-            } else {
-                cancellationUnreported = cancelled
-                phase = .terminated(unreported: nil)
-            }
-            // While another thread runs the teardown, a suspended consumer stays: the
-            // teardown's return resumes it.
-            let suspendedConsumer = teardownRunning ? nil : consumer
-            if suspendedConsumer != nil { consumer = nil }
-            let waitingSenders = senders
-            let demand = demandHandler
-            if let waitingState = waiting {
-                waitingState.senders = []
-                waitingState.demandHandler = nil
-            }
-            return .terminate(
-                builder: nil,
-                consumer: suspendedConsumer,
-                senders: waitingSenders,
-                teardown: takeTeardown(.cancelled),
-                discarded: discardBuffer(),
-                demand: demand
-            )
+            return terminate(cancelled: cancelled, by: .consumer)
         case .terminated:
-            return .none
+            guard let work = takeTeardownForTheConsumer() else { return .none }
+            return .terminate(builder: nil, consumer: nil, senders: [], teardown: work, discarded: nil, demand: nil)
         }
+    }
+
+    /// The consumer's task was cancelled while it waited in `next()` (its cancellation handler,
+    /// on the cancelling thread): the cancellation is decided here, whenever the consumer's task
+    /// gets to run. From now on yields answer `.terminated`, buffered elements are undelivered, a
+    /// `finish` or a released sink changes nothing, and the teardown learns `.cancelled`. The
+    /// teardown is not run here (a handler must not run user code or wait): it goes to the
+    /// teardown queue, or to its actor. The consumer stays suspended until it returned.
+    @inlinable
+    mutating func consumerCancelled() -> TerminateAction {
+        switch phase {
+        case .streaming, .finished: terminate(cancelled: true, by: .cancellationHandler)
+        case .idle, .terminated: .none
+        }
+    }
+
+    /// Ends a streaming (or finished and not yet drained) stream from the consumer's side.
+    @inlinable
+    mutating func terminate(cancelled: Bool, by ender: Ender) -> TerminateAction {
+        // A producer that failed ended the stream before the cancellation: the loop ends as
+        // the stream did, with the failure (the elements still buffered are discarded, as on
+        // any cancellation). A producer that finished with nothing left to deliver ended it
+        // first too: the cancellation cuts nothing short. Otherwise the cancellation ended it.
+        if case .finished(let failure) = phase, failure != nil || buffer.isEmpty {
+            cancellationUnreported = false
+            phase = .terminated(unreported: failure)
+        } else {
+            cancellationUnreported = cancelled
+            phase = .terminated(unreported: nil)
+        }
+        // The cancellation handler takes the teardown only for a consumer parked in `next()`, which
+        // cannot leave its loop until the teardown returned; a consumer that is running, or was
+        // just handed an element, takes it itself at its next step (`next()`, or its iterator's
+        // release), before its loop can end.
+        let work = ender == .cancellationHandler && consumer == nil ? nil : takeTeardown(.cancelled, by: ender)
+        // While the teardown is in flight, a suspended consumer stays: its return resumes it.
+        let suspendedConsumer = teardownInFlight ? nil : consumer
+        if suspendedConsumer != nil { consumer = nil }
+        let waitingSenders = senders
+        let demand = demandHandler
+        if let waitingState = waiting {
+            waitingState.senders = []
+            waitingState.demandHandler = nil
+        }
+        return .terminate(
+            builder: nil,
+            consumer: suspendedConsumer,
+            senders: waitingSenders,
+            teardown: work,
+            discarded: discardBuffer(),
+            demand: demand
+        )
     }
 
     /// Whether the consumer's cancellation ended the stream and it has not been told yet
@@ -610,40 +756,22 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return cancellationUnreported
     }
 
-    /// The consumer's task was cancelled (its cancellation handler, on any thread): marks it, and
-    /// returns the suspended consumer to resume with nil, so that it ends the stream itself, in
-    /// its own task (``wokenWithNil()``). Nothing else happens here: no teardown runs inside a
-    /// cancellation handler. A consumer waiting for a teardown another thread runs stays until
-    /// `teardownReturned()`.
-    @inlinable
-    mutating func consumerCancelled() -> Consumer? {
-        cancelRequested = true
-        guard case .streaming = phase, let suspended = consumer else { return nil }
-        consumer = nil
-        return suspended
-    }
-
     @usableFromInline
     enum NilWakeupAction {
-        /// The cancellation handler resumed the consumer: end the stream from the consumer's task
-        /// (`consumerTerminated(cancelled: true)`, teardown included), then ask `next()`.
-        case terminate
-        /// The stream ended while the consumer's task was cancelled first.
+        /// The stream ended and its teardown is the consumer's to take: act on it, then ask
+        /// `next()` (which answers the end once it returned).
+        case teardown(TeardownWork)
+        /// The stream ended because the consumer's task was cancelled.
         case cancelled
         /// The end: throw the failure, or return nil.
         case end(Failure?)
     }
 
-    /// A consumer suspended in `next()` was resumed with nil: the end, its cancellation, or the
-    /// `nil` of a second concurrent iteration.
+    /// A consumer suspended in `next()` was resumed with nil: the end (its cancellation's, or the
+    /// producer's), or the `nil` of a second concurrent iteration.
     @inlinable
     mutating func wokenWithNil() -> NilWakeupAction {
-        // Resumed by the cancellation handler; the producer may have finished since (then the
-        // consumer's own termination keeps a failure it stored: the stream ends as it ended).
-        switch phase {
-        case .streaming, .finished: if cancelRequested { return .terminate }
-        case .idle, .terminated: break
-        }
+        if let work = takeTeardownForTheConsumer() { return .teardown(work) }
         if takeCancellation() { return .cancelled }
         if case .terminated(let unreported?) = phase {
             phase = .terminated(unreported: nil)
@@ -801,28 +929,20 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case reportFinishAfterFinish(Failure?)
         /// The consumer had already ended the stream: this failure reaches nobody. Report it.
         case reportFailureAfterEnd(Failure)
-        /// Outside the lock: run the teardown (then call `teardownReturned()`), *then* resume the
-        /// waiting consumer with the end (so its loop ends after the teardown), and resume
-        /// `senders` with `.enqueued` (their elements were moved into the buffer and will be
-        /// delivered).
-        case finish(
-            consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: (Teardown, Termination)?,
-            demand: DemandHandler?)
+        /// Outside the lock: act on the teardown (`TeardownWork`; its return resumes a consumer
+        /// waiting for the end, so the consumer's loop ends after it), and resume `senders` with
+        /// `.enqueued` (their elements were moved into the buffer and will be delivered).
+        case finish(senders: [SenderContinuation], teardown: TeardownWork?, demand: DemandHandler?)
     }
 
+    /// The producer finished (`failure`: with that error), on its own thread.
     @inlinable
     mutating func finish(_ failure: Failure?) -> FinishAction {
         switch phase {
         case .streaming:
             producerFinished = true
-            let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished)
             let demand = demandHandler  // no more demand once the producer is done: release it
             waiting?.demandHandler = nil
-            if let suspended = consumer {
-                consumer = nil
-                phase = .terminated(unreported: nil)
-                return .finish(consumer: suspended, failure, senders: [], teardown: teardown, demand: demand)
-            }
             var resumed: [SenderContinuation] = []
             if !senders.isEmpty {
                 resumed.reserveCapacity(senders.count)
@@ -833,10 +953,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 senders = []
             }
             phase = .finished(failure)
-            return .finish(consumer: nil, nil, senders: resumed, teardown: teardown, demand: demand)
+            // A consumer waiting in `next()` stays: the teardown's return resumes it with the end.
+            let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished, by: .producer)
+            return .finish(senders: resumed, teardown: teardown, demand: demand)
         case .terminated where !producerFinished:
-            // The consumer ended first (cancelled, broke out): finishing from the teardown is
-            // normal, but an error passed now reaches nobody, so it is reported, not swallowed.
+            // The consumer ended first (cancelled, broke out, or its task was cancelled while it
+            // waited, whether or not it has run since): finishing from the teardown is normal, but
+            // an error passed now reaches nobody, so it is reported, not swallowed.
             producerFinished = true
             if let failure { return .reportFailureAfterEnd(failure) }
             return .none
