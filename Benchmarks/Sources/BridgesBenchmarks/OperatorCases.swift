@@ -35,7 +35,8 @@ private struct OperatorTally {
             return
         }
         guard outOfOrder == 0, count <= sent, last == sent - 1, !exactlyOne || count == 1 else {
-            throw BenchFailure("\(what): sent 0..<\(sent), delivered \(count), last \(last), out of order \(outOfOrder)")
+            throw BenchFailure(
+                "\(what): sent 0..<\(sent), delivered \(count), last \(last), out of order \(outOfOrder)")
         }
     }
 
@@ -123,6 +124,8 @@ func runOperators(_ config: Config) async {
         }
     )
     if config.wants("operators.mapLatest") {
-        note("operators.mapLatest: the hand-written loop emitted \(staleFromPeer) stale result(s) after a newer one over all its runs; Bridges none (checked)")
+        note(
+            "operators.mapLatest: the hand-written loop emitted \(staleFromPeer) stale result(s) after a newer one over all its runs; Bridges none (checked)"
+        )
     }
 }

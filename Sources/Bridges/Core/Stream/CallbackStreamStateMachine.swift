@@ -18,21 +18,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias Teardown = CallbackStream<Element, Failure>.Teardown
     @usableFromInline typealias Termination = CallbackStream<Element, Failure>.Termination
 
-    /// Demand to report to the producer: call `handler` with `count`, outside the lock.
-    @usableFromInline
-    struct Demand {
-        @usableFromInline let handler: DemandHandler
-        @usableFromInline let count: Int
-
-        @inlinable
-        init(_ handler: @escaping DemandHandler, _ count: Int) {
-            self.handler = handler
-            self.count = count
-        }
-
-        @inlinable func report() { handler(count) }
-    }
-
     @usableFromInline
     enum Mode { case unbounded, dropNewest, dropOldest, waiting }
 
@@ -77,116 +62,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case terminated(unreported: Failure?)
     }
 
-    /// The builder, then the teardown it returned, tracked apart from the phase because the
-    /// producer may finish while the builder is still running. (The builder is kept here, not in
-    /// `.idle`, because the two are never needed at once: one payload for both keeps the `Int`
-    /// stream's state 24 bytes smaller.)
-    @usableFromInline
-    enum TeardownState {
-        /// The builder, not run yet: exactly while the phase is `.idle`.
-        case unstarted(Builder)
-        /// The builder was taken to run and has not returned yet. Objects the sink was asked to
-        /// keep until the teardown (a delegate proxy made in the builder) wait here.
-        case notYetReturned(Kept?)
-        /// Returned and not run: runs when the stream ends.
-        case held(Teardown)
-        /// The stream ended (for this reason) while the builder ran: run the teardown as soon as
-        /// it is returned.
-        case runWhenReturned(Termination, Kept?)
-        /// The stream ended (for this reason) on a thread that may not run the teardown: it was
-        /// written on an actor, and that actor runs it, in a job enqueued there
-        /// (`takeEnqueuedTeardown()`), or sooner when code on that actor reaches the stream: its
-        /// consumer, if it iterates there, or a stream builder about to run there.
-        case enqueued(Teardown, Termination)
-        /// Taken by a thread that runs it now and then calls `teardownReturned()`. Until then the
-        /// consumer does not see the end: it waits in `consumer`, whatever the phase.
-        case running
-        /// Run, or never needed (the builder never ran).
-        case spent
-    }
-
-    @usableFromInline typealias Kept = CallbackStream<Element, Failure>.Teardown.Kept
-
-    /// Who ends the stream (takes its teardown), which says where the teardown may run.
-    @usableFromInline
-    enum Ender {
-        /// The consumer, in its own task, on the actor it iterates on: its `next()` saw its task
-        /// cancelled or the end, its iterator was released, or its first `next()` got the
-        /// builder's teardown back after the stream had ended.
-        case consumer
-        /// Any other thread: the producer finishing, its sink released, a broadcast's or an
-        /// operator's fan-out, a job on the teardown's actor.
-        case producer
-        /// The consumer's task's cancellation handler, on the cancelling thread: nothing it does
-        /// may run user code or wait, and nothing may wait for the consumer's task to run.
-        case cancellationHandler
-    }
-
-    /// Where the teardown may run, learned when the builder returned it (in ``marks``).
-    @usableFromInline
-    enum TeardownPlace: UInt8 {
-        /// Made in nonisolated code: on whichever thread takes it.
-        case anywhere = 0
-        /// Made on the actor the consumer iterates on: the consumer runs it itself; any other
-        /// ender enqueues it there.
-        case consumersActor = 1
-        /// Made on another actor: enqueued there, whoever ends the stream.
-        case otherActor = 2
-    }
-
-    /// What the thread that took the teardown does with it once the lock is released.
-    @usableFromInline
-    enum TeardownWork {
-        /// Run it now, on this thread, then call `teardownReturned()`.
-        case runHere(Teardown, Termination)
-        /// Taken in the consumer's cancellation handler, which may neither run it nor wait for
-        /// the consumer's task: run it on Bridges' teardown queue, then `teardownReturned()`.
-        case runOnQueue(Teardown, Termination)
-        /// Left in `.enqueued`: enqueue a job that calls `takeEnqueuedTeardown()` on the actor
-        /// `teardown` belongs to.
-        case enqueue(on: Teardown)
-    }
-
-    /// An `await send` suspended because a waiting policy had no room for its element. A
-    /// cancelled sender keeps its place (its element is still delivered in the order it was
-    /// sent); only its continuation is taken.
-    @usableFromInline
-    struct Sender {
-        @usableFromInline let id: UInt64
-        @usableFromInline let element: Element
-        @usableFromInline var continuation: SenderContinuation?
-
-        @inlinable
-        init(id: UInt64, element: Element, continuation: SenderContinuation?) {
-            self.id = id
-            self.element = element
-            self.continuation = continuation
-        }
-    }
-
-    /// What only the waiting policies (`.suspending(n)`, `.watermark`, `.rendezvous`) use:
-    /// suspended senders and the demand reported to a pull source. An object of its own, made
-    /// with the machine for those policies only, so the others (most streams: `.unbounded`, the
-    /// lossy ones) do not carry 48 bytes they never touch. Read and written only under the
-    /// stream's lock, like the rest of the machine (hence no exclusivity checks: a dynamic one
-    /// per access would cost more than the field).
-    @usableFromInline
-    final class Waiting {
-        /// Demand is reported only once the depth is at most this (`.suspending(n)`: n − 1, as
-        /// soon as there is room; `.watermark(low:high:)`: low).
-        @usableFromInline let lowWatermark: Int
-        /// `await send`s waiting for room, oldest first.
-        @usableFromInline @exclusivity(unchecked) var senders: [Sender] = []
-        @usableFromInline @exclusivity(unchecked) var nextSenderID: UInt64 = 0
-        @usableFromInline @exclusivity(unchecked) var demandHandler: DemandHandler?
-        /// Demand reported to `demandHandler` and not yet used by a yield. Demand is reported
-        /// from depth: only when the room in the buffer exceeds this, and only the difference,
-        /// so the producer is never told it may send more than fits.
-        @usableFromInline @exclusivity(unchecked) var granted = 0
-
-        @inlinable init(lowWatermark: Int) { self.lowWatermark = lowWatermark }
-    }
-
     // Laid out widest first; the one-byte fields follow `buffer`, in its inline slot's padding.
     // This struct is most of a started stream's memory: `CallbackStreamLayoutTests` holds the
     // `Int` stream's state to the size class it was made to fit.
@@ -223,55 +98,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable static var demandRegisteredMark: UInt8 { 2 }
     /// Two bits: the ``TeardownPlace``.
     @inlinable static var teardownPlaceShift: UInt8 { 2 }
-
-    /// Where the teardown may run (set when the builder returns it).
-    @inlinable var teardownPlace: TeardownPlace {
-        get { TeardownPlace(rawValue: (marks >> Self.teardownPlaceShift) & 3) ?? .anywhere }
-        set { marks = marks & ~(3 << Self.teardownPlaceShift) | newValue.rawValue << Self.teardownPlaceShift }
-    }
-
-    /// A yield after the producer finished was reported (it is reported once).
-    @inlinable var reportedYieldAfterFinish: Bool {
-        get { marks & Self.reportedYieldAfterFinishMark != 0 }
-        set {
-            marks = newValue ? marks | Self.reportedYieldAfterFinishMark : marks & ~Self.reportedYieldAfterFinishMark
-        }
-    }
-
-    /// A demand handler was registered (under any policy): a source that must send only what
-    /// it was asked for (a Combine publisher) has been asked. Before that, every yield of such a
-    /// source is beyond demand (see ``CallbackStreamStorage/decideYieldWithinDemand(_:)``).
-    @inlinable var demandRegistered: Bool {
-        get { marks & Self.demandRegisteredMark != 0 }
-        set { marks = newValue ? marks | Self.demandRegisteredMark : marks & ~Self.demandRegisteredMark }
-    }
-
-    // The waiting policies' fields, through `waiting`. Read only where the mode is `.waiting`
-    // (or, for `senders`, `hasSenders` and `demandHandler`, anywhere: no waiting state means no
-    // senders and no handler), and written only there: touching the others under another policy
-    // traps (a force unwrap: one predictable branch, never undefined behaviour).
-
-    @inlinable var lowWatermark: Int { waiting!.lowWatermark }
-    @inlinable var senders: [Sender] {
-        get { waiting?.senders ?? [] }
-        nonmutating _modify { yield &waiting!.senders }
-    }
-    @inlinable var hasSenders: Bool {
-        guard let waiting else { return false }
-        return !waiting.senders.isEmpty
-    }
-    @inlinable var nextSenderID: UInt64 {
-        get { waiting!.nextSenderID }
-        nonmutating set { waiting!.nextSenderID = newValue }
-    }
-    @inlinable var demandHandler: DemandHandler? {
-        get { waiting?.demandHandler }
-        nonmutating set { waiting!.demandHandler = newValue }
-    }
-    @inlinable var granted: Int {
-        get { waiting!.granted }
-        nonmutating set { waiting!.granted = newValue }
-    }
 
     @inlinable
     init(
@@ -321,140 +147,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @inlinable static var initialBufferCapacity: Int { 2 }
 
-    /// Whether taking an element may give the producer more demand (`.suspending(n)`, n > 0).
-    @inlinable var signalsDemandOnTake: Bool { mode == .waiting && capacity > 0 }
-
-    /// Room left in the buffer (negative when a synchronous yield overfilled it).
-    @inlinable var room: Int { capacity - buffer.count - senders.count }
-
-    /// After a take under `.suspending(n)`: the demand the producer has not been told of yet.
-    @inlinable
-    mutating func demandAfterTake() -> Demand? {
-        guard signalsDemandOnTake, let handler = demandHandler else { return nil }
-        let room = self.room
-        guard room > granted, capacity - room <= lowWatermark else { return nil }
-        defer { granted = room }
-        return Demand(handler, room - granted)
-    }
-
-    /// Whether a yield now stays within the demand reported to the producer: always, except
-    /// under a waiting policy whose reported demand is used up (a source that must send only
-    /// what was asked, such as a Combine publisher, is then misbehaving).
-    @inlinable var yieldIsDemanded: Bool {
-        guard let waiting else { return true }
-        return waiting.granted > 0
-    }
-
-    /// A yield under a waiting policy uses one unit of the demand reported (if any was left).
-    @inlinable
-    mutating func useDemand() {
-        if granted > 0 { granted -= 1 }
-    }
-
     @inlinable
     mutating func discardBuffer() -> StreamRing<Element>? {
         guard !buffer.isEmpty else { return nil }
         return buffer.take()
-    }
-
-    /// Takes the teardown for `termination`, if it was returned and not yet taken, and says where
-    /// it runs: here (nonisolated, or the consumer on its own actor), on the teardown queue (the
-    /// cancellation handler may not run it), or enqueued on its actor. The consumer also takes a
-    /// teardown already enqueued on the actor it iterates on, for the reason it was enqueued
-    /// with: its loop then ends after the teardown without waiting for that job.
-    @inlinable
-    mutating func takeTeardown(_ termination: Termination, by ender: Ender) -> TeardownWork? {
-        switch teardown {
-        case .held(let held):
-            switch (teardownPlace, ender) {
-            case (.anywhere, .cancellationHandler):
-                teardown = .running
-                return .runOnQueue(held, termination)
-            case (.anywhere, _), (.consumersActor, .consumer):
-                teardown = .running
-                return .runHere(held, termination)
-            case (.consumersActor, _), (.otherActor, _):
-                teardown = .enqueued(held, termination)
-                return .enqueue(on: held)
-            }
-        case .enqueued(let held, let enqueuedFor) where ender == .consumer && teardownPlace == .consumersActor:
-            teardown = .running
-            return .runHere(held, enqueuedFor)
-        case .notYetReturned(let kept):
-            teardown = .runWhenReturned(termination, kept)
-            return nil
-        case .runWhenReturned, .enqueued, .running, .spent, .unstarted:
-            return nil
-        }
-    }
-
-    /// A job on the teardown's actor (or a builder about to run there) takes the teardown that
-    /// was enqueued there, if nobody ran it yet.
-    @inlinable
-    mutating func takeEnqueuedTeardown() -> (Teardown, Termination)? {
-        guard case .enqueued(let held, let termination) = teardown else { return nil }
-        teardown = .running
-        return (held, termination)
-    }
-
-    /// The consumer, in its own task, takes the teardown of a stream that already ended if
-    /// nobody runs it yet: one its task's cancellation handler left to it (the consumer was not
-    /// waiting in `next()` then, so it could have left its loop while the teardown ran on the
-    /// queue), or one enqueued on the actor the consumer iterates on.
-    @inlinable
-    mutating func takeTeardownForTheConsumer() -> TeardownWork? {
-        switch phase {
-        case .finished(let failure): takeTeardown(failure.map { .failed($0) } ?? .finished, by: .consumer)
-        case .terminated: takeTeardown(.cancelled, by: .consumer)
-        case .idle, .streaming: nil
-        }
-    }
-
-    /// Keeps `object` alive until the teardown has run (a delegate proxy the manager holds
-    /// weakly): it rides with the teardown and is released with it. False once the teardown was
-    /// taken to run (or the builder never ran): nothing is kept then.
-    @inlinable
-    mutating func keepUntilTeardown(_ object: AnyObject) -> Bool {
-        switch teardown {
-        case .notYetReturned(let kept):
-            teardown = .notYetReturned(Kept.adding(object, to: kept))
-        case .runWhenReturned(let termination, let kept):
-            teardown = .runWhenReturned(termination, Kept.adding(object, to: kept))
-        case .held(let held):
-            teardown = .held(held.keeping(object))
-        case .enqueued(let held, let termination):
-            teardown = .enqueued(held.keeping(object), termination)
-        case .unstarted, .running, .spent:
-            return false
-        }
-        return true
-    }
-
-    /// Moves the builder out of an idle stream's state (to run it, or to release it unrun).
-    @inlinable
-    mutating func takeBuilder(leaving next: TeardownState) -> Builder {
-        guard case .unstarted(let builder) = teardown else {
-            preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
-        }
-        teardown = next
-        return builder
-    }
-
-    /// Whether the consumer may see the end now: the teardown has returned (or never existed).
-    @inlinable
-    var teardownDone: Bool {
-        if case .spent = teardown { true } else { false }
-    }
-
-    /// Whether the teardown was taken and has not returned: another thread runs it now
-    /// (`.running`; the consumer's own thread runs it only between its events, so the consumer
-    /// never waits for itself), or its actor will (`.enqueued`).
-    @inlinable
-    var teardownInFlight: Bool {
-        switch teardown {
-        case .running, .enqueued: true
-        case .unstarted, .notYetReturned, .held, .runWhenReturned, .spent: false
-        }
     }
 
     // MARK: - Next
@@ -563,45 +259,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return .askProducer(demand)
     }
 
-    /// The builder returned its teardown, which may run at `place`. If the stream already ended,
-    /// the consumer (whose first `next()` ran the builder) takes it as it would at the end.
-    @inlinable
-    mutating func builderReturned(_ returned: Teardown, place: TeardownPlace = .anywhere) -> TeardownWork? {
-        teardownPlace = place
-        switch teardown {
-        case .notYetReturned(let kept):
-            teardown = .held(returned.keeping(kept))
-            return nil
-        case .runWhenReturned(let termination, let kept):
-            teardown = .held(returned.keeping(kept))
-            return takeTeardown(termination, by: .consumer)
-        case .held, .enqueued, .running, .spent, .unstarted:
-            preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
-        }
-    }
-
-    /// The teardown returned. If the consumer is waiting for the end (the producer finished and
-    /// the buffer is drained, or the consumer was cancelled), it is resumed with it now; a
-    /// cancelled consumer is resumed with nil and asks `takeCancellation()`.
-    @inlinable
-    mutating func teardownReturned() -> (Consumer, Failure?)? {
-        teardown = .spent
-        guard let suspended = consumer else { return nil }
-        switch phase {
-        case .finished(let failure) where buffer.isEmpty:
-            consumer = nil
-            phase = .terminated(unreported: nil)
-            return (suspended, failure)
-        case .terminated(let unreported):
-            consumer = nil
-            phase = .terminated(unreported: nil)
-            if unreported != nil { cancellationUnreported = false }
-            return (suspended, unreported)
-        case .idle, .streaming, .finished:
-            return nil
-        }
-    }
-
     @usableFromInline
     enum SuspendAction {
         /// Suspended; report `demand` (rendezvous: the consumer is asking for one element).
@@ -640,20 +297,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .askProducer:
             preconditionFailure("Internal inconsistency: next() asked the producer")
         }
-    }
-
-    /// Rendezvous (`.suspending(0)`) with a demand handler: before the consumer suspends, ask
-    /// the producer for one element (once per wait), so that a source that answers
-    /// synchronously (a Combine publisher's `request(.max(1))`, a pull source) hands its element
-    /// over without the consumer suspending at all; `suspend` then asks nothing more. Returns
-    /// nil when there is nothing to ask.
-    @inlinable
-    mutating func demandBeforeSuspending() -> Demand? {
-        guard mode == .waiting, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
-            buffer.isEmpty, senders.isEmpty, let handler = demandHandler
-        else { return nil }
-        granted = 1
-        return Demand(handler, 1)
     }
 
     // MARK: - Consumer gone or cancelled
@@ -855,70 +498,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         producerFinished && !reportedYieldAfterFinish
     }
 
-    // MARK: - Send
-
-    @usableFromInline
-    enum SendAttempt {
-        /// Done without waiting: act on this yield action.
-        case done(YieldAction)
-        /// No room: suspend with this id and call `enqueueSender`.
-        case mustWait(Element, id: UInt64)
-    }
-
-    @inlinable
-    mutating func trySend(_ element: Element) -> SendAttempt {
-        guard mode == .waiting, case .streaming = phase, consumer == nil,
-            buffer.count + senders.count >= capacity
-        else { return .done(sendWithoutWaiting(element)) }
-        nextSenderID &+= 1
-        return .mustWait(element, id: nextSenderID)
-    }
-
-    /// Like `yield`, except that a waiting policy that has room answers `.enqueued`.
-    @inlinable
-    mutating func sendWithoutWaiting(_ element: Element) -> YieldAction {
-        switch yield(element) {
-        case .resumeConsumer(let consumer, let element, let demand, _):
-            return .resumeConsumer(consumer, element, demand: demand, result: .enqueued)
-        case .answer:
-            return .answer(.enqueued)
-        case let other:
-            return other
-        }
-    }
-
-    @usableFromInline
-    enum EnqueueSenderAction {
-        /// Suspended until the consumer makes room.
-        case suspended
-        /// Room appeared (or the stream ended) meanwhile: act on this yield action and resume the
-        /// sender with its result.
-        case resumeNow(SenderContinuation, YieldAction)
-    }
-
-    @inlinable
-    mutating func enqueueSender(
-        _ element: Element, id: UInt64, _ continuation: SenderContinuation
-    ) -> EnqueueSenderAction {
-        guard case .streaming = phase, consumer == nil, buffer.count + senders.count >= capacity else {
-            return .resumeNow(continuation, sendWithoutWaiting(element))
-        }
-        useDemand()
-        senders.append(Sender(id: id, element: element, continuation: continuation))
-        return .suspended
-    }
-
-    /// The sending task was cancelled: its element keeps its place in line (a waiting policy
-    /// never loses data, and elements are delivered in the order they were sent, whatever the
-    /// order of cancellation) and the sender is told `.stopProducing` now. Returns nil if it
-    /// was already resumed.
-    @inlinable
-    mutating func cancelSender(id: UInt64) -> SenderContinuation? {
-        guard let index = senders.firstIndex(where: { $0.id == id }) else { return nil }
-        defer { senders[index].continuation = nil }
-        return senders[index].continuation
-    }
-
     // MARK: - Finish
 
     @usableFromInline
@@ -980,31 +559,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         let action = finish(lostProducer)
         reportedYieldAfterFinish = true  // nobody can yield through a released sink
         return action
-    }
-
-    // MARK: - Demand
-
-    /// Installs the demand handler; returns the demand to report at once, if any.
-    @inlinable
-    mutating func registerDemand(_ handler: @escaping DemandHandler) -> (initial: Int?, replaced: DemandHandler?) {
-        switch phase {
-        case .finished, .terminated:
-            return (nil, nil)
-        case .idle, .streaming:
-            demandRegistered = true
-            // The other policies never report more demand than this first, unlimited one, so
-            // their handler is not kept (the caller still holds it to report `Int.max`).
-            guard mode == .waiting else { return (Int.max, nil) }
-            let replaced = demandHandler
-            demandHandler = handler
-            if capacity == 0 {
-                granted = consumer != nil ? 1 : 0
-                return (consumer != nil ? 1 : nil, replaced)
-            }
-            let room = self.room
-            granted = Swift.max(room, 0)
-            return (room > 0 ? room : nil, replaced)
-        }
     }
 
     @inlinable

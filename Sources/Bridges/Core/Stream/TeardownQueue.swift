@@ -6,13 +6,15 @@ import Dispatch
 /// leave it to the consumer's task (which may not run for a long time: its actor is busy, or the
 /// cooperative pool is saturated).
 ///
-/// A queue of its own, not a global one: a queue made with a label targets Dispatch's overcommit
-/// pool, which starts a thread when every worker is busy, where the global queues (and the
-/// concurrency runtime's pool) wait for one to come free. Concurrent, so that a teardown that
-/// waits for its producer thread holds up no other stream's. BENCHMARKS.md gives the time from
-/// `cancel()` to such a teardown with the pool saturated.
+/// A queue of its own, at a QoS the concurrency runtime's pool never runs tasks at
+/// (`userInteractive`: a `TaskPriority` tops out at `.high`, `userInitiated`), so its threads are
+/// free however busy that pool is. At the default QoS it shares Dispatch's default root queue with
+/// the pool: with every thread of the pool spinning, Linux's Dispatch took up to seconds to give
+/// the queue a thread. Concurrent, so that a teardown that waits for its producer thread holds up
+/// no other stream's. BENCHMARKS.md gives the time from `cancel()` to such a teardown with the
+/// pool saturated.
 package enum TeardownQueue {
-    static let queue = DispatchQueue(label: "Bridges.teardown", attributes: .concurrent)
+    static let queue = DispatchQueue(label: "Bridges.teardown", qos: .userInteractive, attributes: .concurrent)
 
     /// A scheduler that may take the work instead, in the canceller's context: BridgesTesting's
     /// `withSerialTasks` keeps a teardown its test's task caused in that test's scope (a task the
