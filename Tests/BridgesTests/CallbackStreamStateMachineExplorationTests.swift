@@ -29,9 +29,9 @@ struct CallbackStreamStateMachineExplorationTests {
 
     /// Teardowns written on the consumer's actor (a `@MainActor` view model's builder).
     static let isolatedCases: [Case] = [
-        Case(policy: .unbounded, depth: 10, floor: 2400, place: .consumersActor),
-        Case(policy: .rendezvous, depth: 7, floor: 2900, place: .consumersActor),
-        Case(policy: .suspending(1), depth: 7, floor: 2100, place: .consumersActor),
+        Case(policy: .unbounded, depth: 10, floor: 2100, place: .consumersActor),
+        Case(policy: .rendezvous, depth: 7, floor: 2700, place: .consumersActor),
+        Case(policy: .suspending(1), depth: 7, floor: 2000, place: .consumersActor),
     ]
 
     static let cases: [Case] = [
@@ -100,12 +100,15 @@ struct CallbackStreamStateMachineExplorationTests {
         var early = Machine(policy: .unbounded, builder: 0)
         _ = early.next()
         _ = early.builderReturned(Teardown(Cancellation()))
-        guard case .terminate(_, nil, _, nil, _, _) = early.consumerCancelled() else {
-            Issue.record("no teardown for the handler while the consumer is not parked")
+        _ = early.yield(1)
+        guard case .resumeSenders(let senders) = early.consumerCancelled(), senders.isEmpty else {
+            Issue.record("nothing for the handler but the senders while the consumer is not parked")
             return
         }
+        #expect(early.yield(2).isTerminated, "decided: a yield now answers .terminated")
         guard case .resume = early.suspend(ContinuationStandIn.make(2)),
-            case .teardown(.runHere(_, .cancelled)) = early.wokenWithNil()
+            case .takeEnd(let end) = early.wokenWithNil(), case .runHere(_, .cancelled)? = end.teardown,
+            end.discarded?.count == 1
         else {
             Issue.record("the consumer is resumed and takes the teardown")
             return
@@ -487,8 +490,10 @@ private struct StreamModel: ExplorationModel {
             }
         case .afterNilWakeup:
             switch machine.wokenWithNil() {
-            case .teardown(let work):
-                consumerTakes(work, &broken)
+            case .takeEnd(let end):
+                consumerTakes(end, &broken)
+            case .askAgain:
+                consumer = .loop(asked: false)
             case .cancelled:
                 sawCancellation = true
                 seeEnd(nil, &broken)
@@ -501,6 +506,8 @@ private struct StreamModel: ExplorationModel {
             switch machine.consumerTerminated(cancelled: false) {
             case .none:
                 break
+            case .resumeSenders:
+                broken.append("the consumer's own end was decided as a cancellation handler's")
             case .terminate(
                 let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
                 if firstEnd == nil { firstEnd = "cancelled" }
@@ -571,10 +578,13 @@ private struct StreamModel: ExplorationModel {
                 finishActs(action, hadFinished: false, failing: false, &broken)
             }
         case .actorJob:
-            // The job the stream enqueued on the teardown's actor (`ActorTeardowns`).
+            // The job the stream enqueued on the teardown's actor (`ActorTeardowns`): it runs the
+            // teardown and returns, in one job of that actor, which the consumer (iterating there)
+            // cannot interleave with.
             actorJobPending = false
             if let (teardown, termination) = machine.takeEnqueuedTeardown() {
                 runTeardown(teardown, termination, then: .nothing, &broken)
+                teardownReturns(&broken)
             }
         case .restart:
             restarted = true
@@ -598,7 +608,10 @@ private struct StreamModel: ExplorationModel {
             let handler = handlers
             let (initial, replaced) = machine.registerDemand { count in probe.demands.append((handler, count)) }
             if replaced != nil { handlerStored = false }
-            if handlerStored { broken.append("a demand handler was replaced and not handed back") }
+            // (After the end nothing is registered: a handler still held stays for the consumer.)
+            if handlerStored && !machine.isTerminated {
+                broken.append("a demand handler was replaced and not handed back")
+            }
             if machine.isTerminated {
                 if initial != nil { broken.append("demand was granted to a stream that had ended") }
             } else {
@@ -639,8 +652,8 @@ private struct StreamModel: ExplorationModel {
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
             consumer = .inBuilder
-        case .teardown(let work):
-            consumerTakes(work, &broken)
+        case .takeEnd(let end):
+            consumerTakes(end, &broken)
         case .askProducer(let demand):
             demand.report()
             consumer = .loop(asked: true)
@@ -677,6 +690,8 @@ private struct StreamModel: ExplorationModel {
         switch machine.consumerTerminated(cancelled: true) {
         case .none:
             consumer = .loop(asked: false)
+        case .resumeSenders:
+            broken.append("the consumer's own end was decided as a cancellation handler's")
         case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
             if firstEnd == nil { firstEnd = "cancelled" }
             if builder != nil { builderReleasedUnrun = true }
@@ -847,10 +862,14 @@ private struct StreamModel: ExplorationModel {
         return false
     }
 
-    /// The consumer takes a teardown the machine left to it, then asks `next()` again.
-    mutating func consumerTakes(_ work: Machine.TeardownWork, _ broken: inout [String]) {
-        if case .runOnQueue = work { broken.append("the consumer was told to hand a teardown to the queue") }
-        if perform(work, then: .consumerLoops, &broken) {
+    /// The consumer takes what the machine left to it (the teardown, the elements the end left
+    /// undelivered, the demand handler), then asks `next()` again.
+    mutating func consumerTakes(_ end: Machine.ConsumersEnd, _ broken: inout [String]) {
+        if case .runOnQueue? = end.teardown { broken.append("the consumer was told to hand a teardown to the queue") }
+        if end.demand != nil { handlerStored = false }
+        for element in end.discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
+        discardedByTheConsumer += end.discarded?.count ?? 0
+        if perform(end.teardown, then: .consumerLoops, &broken) {
             consumer = .inTeardown
         } else {
             consumer = .loop(asked: false)
@@ -887,6 +906,12 @@ private struct StreamModel: ExplorationModel {
         switch machine.consumerCancelled() {
         case .none:
             break
+        case .resumeSenders(let continuations):
+            // The consumer was not parked: the end is decided, the rest is left to it.
+            if firstEnd == nil { firstEnd = "cancelled" }
+            for continuation in continuations {
+                resumeSender(ContinuationStandIn.id(of: continuation), ".terminated", &broken)
+            }
         case .terminate(let builder, let waitingConsumer, let waitingSenders, let work, let discarded, let demand):
             if firstEnd == nil { firstEnd = "cancelled" }
             if builder != nil { broken.append("a cancellation handler released the builder") }

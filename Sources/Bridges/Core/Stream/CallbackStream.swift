@@ -445,10 +445,10 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     return try Self.cancelled()
                 case .runBuilder(let builder):
                     await storage.runBuilder(builder, isolation: actor)
-                case .teardown(let work):
-                    // The stream ended and the teardown is this consumer's to take: it runs here
-                    // (or, written on another actor, is enqueued there) before the loop ends.
-                    storage.perform(work)
+                case .takeEnd(let end):
+                    // The stream ended and its end is this consumer's to take: the teardown runs
+                    // here (or, written on another actor, is enqueued there) before the loop ends.
+                    storage.act(end)
                 case .askProducer(let demand):
                     // Rendezvous pull source: ask for the element, then look again; a source
                     // that answers synchronously never makes the consumer suspend.
@@ -459,8 +459,11 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     if let element = try wakeUp.result.get() { return element }
                     // The end, or the cancellation that resumed this wait.
                     switch storage.decideWokenWithNil() {
-                    case .teardown(let work):
-                        storage.perform(work)
+                    case .takeEnd(let end):
+                        storage.act(end)
+                        action = storage.decideNext()
+                        continue
+                    case .askAgain:
                         action = storage.decideNext()
                         continue
                     case .cancelled:

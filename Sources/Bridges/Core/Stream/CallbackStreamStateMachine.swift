@@ -167,9 +167,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case cancelled
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
-        /// The stream ended and its teardown is the consumer's to take (see
-        /// `takeTeardownForTheConsumer()`): act on it outside the lock, then ask again.
-        case teardown(TeardownWork)
+        /// The stream ended and the consumer has its end to take (see `takeConsumersEnd()`): act
+        /// on it outside the lock, then ask again.
+        case takeEnd(ConsumersEnd)
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
         /// `suspend`.
         case suspend
@@ -227,14 +227,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             // The producer's teardown is still in flight (on the thread that finished, or enqueued
             // on its actor): wait for it, so that whatever follows the consumer's loop sees it
             // done; run it here if it is enqueued on the consumer's own actor.
-            if mayRunTeardown, let work = takeTeardownForTheConsumer() { return .teardown(work) }
+            if mayRunTeardown, let end = takeConsumersEnd() { return .takeEnd(end) }
             guard teardownDone else { return .suspend }
             phase = .terminated(unreported: nil)
             return .end(failure)
         case .terminated(let unreported):
             // Ended while the teardown is in flight: wait for it (`teardownReturned()` resumes the
             // consumer, which then asks `wokenWithNil()`), or run it here, as above.
-            if mayRunTeardown, let work = takeTeardownForTheConsumer() { return .teardown(work) }
+            if mayRunTeardown, let end = takeConsumersEnd() { return .takeEnd(end) }
             if teardownInFlight { return .suspend }
             if let unreported {
                 phase = .terminated(unreported: nil)
@@ -275,6 +275,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         // (A consumer is held only while streaming or finished, or while terminated waiting for the
         // teardown to return.)
         if consumer != nil { return .concurrentIteration(continuation) }
+        // The consumer has its end to take (it cannot here, under the lock): back to it at once.
+        if consumersEndIsWaiting { return .resume(continuation, Wakeup(.success(nil)), sender: nil) }
         switch next(mayRunTeardown: false) {
         case .suspend:
             consumer = continuation
@@ -292,8 +294,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Wakeup(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
-        case .teardown:
-            preconditionFailure("Internal inconsistency: suspend() was handed a teardown to run")
+        case .takeEnd:
+            preconditionFailure("Internal inconsistency: suspend() was handed the consumer's end")
         case .askProducer:
             preconditionFailure("Internal inconsistency: next() asked the producer")
         }
@@ -304,6 +306,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum TerminateAction {
         case none
+        /// A cancellation handler decided the end of a consumer that was not parked in `next()`:
+        /// resume these senders with `.terminated` (their elements joined the buffer, which the
+        /// consumer reports as undelivered, with the teardown, at its next step).
+        case resumeSenders([SenderContinuation])
         /// Outside the lock: resume the waiting senders with `.terminated`; act on the teardown
         /// (`TeardownWork`); resume the suspended consumer with nil (none while the teardown is
         /// in flight: its return resumes it); report the discarded elements (buffered, then those
@@ -334,8 +340,65 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .streaming, .finished:
             return terminate(cancelled: cancelled, by: .consumer)
         case .terminated:
-            guard let work = takeTeardownForTheConsumer() else { return .none }
-            return .terminate(builder: nil, consumer: nil, senders: [], teardown: work, discarded: nil, demand: nil)
+            guard let end = takeConsumersEnd() else { return .none }
+            return .terminate(
+                builder: nil, consumer: nil, senders: [], teardown: end.teardown, discarded: end.discarded,
+                demand: end.demand)
+        }
+    }
+
+    /// What a consumer ends itself, in its own task, once its stream ended.
+    @usableFromInline
+    struct ConsumersEnd {
+        /// The teardown, if nobody runs it yet.
+        @usableFromInline let teardown: TeardownWork?
+        /// Elements the end left undelivered: report them (`.cancelled`).
+        @usableFromInline let discarded: StreamRing<Element>?
+        /// The demand handler, to release.
+        @usableFromInline let demand: DemandHandler?
+
+        @inlinable
+        init(teardown: TeardownWork?, discarded: StreamRing<Element>?, demand: DemandHandler?) {
+            self.teardown = teardown
+            self.discarded = discarded
+            self.demand = demand
+        }
+    }
+
+    /// Whether `takeConsumersEnd()` would give the consumer something in the ended stream: what a
+    /// cancellation handler left to it, or a teardown enqueued on its actor.
+    @inlinable
+    var consumersEndIsWaiting: Bool {
+        guard case .terminated = phase else { return false }
+        if !buffer.isEmpty || demandHandler != nil { return true }
+        switch teardown {
+        case .held: return true
+        case .enqueued: return teardownPlace == .consumersActor
+        case .unstarted, .notYetReturned, .runWhenReturned, .running, .spent: return false
+        }
+    }
+
+    /// Takes what the consumer ends itself, if anything: a teardown enqueued on the actor the
+    /// consumer iterates on (it runs it before its loop ends, rather than wait for that job); and
+    /// what its task's cancellation handler left to it when the consumer was not parked in
+    /// `next()` then (the teardown, the elements that were buffered, the demand handler), which
+    /// the consumer takes so that its loop cannot end before the teardown ran and the elements
+    /// were reported.
+    @inlinable
+    mutating func takeConsumersEnd() -> ConsumersEnd? {
+        switch phase {
+        case .finished(let failure):
+            guard let work = takeTeardown(failure.map { .failed($0) } ?? .finished, by: .consumer) else { return nil }
+            return ConsumersEnd(teardown: work, discarded: nil, demand: nil)
+        case .terminated:
+            let work = takeTeardown(.cancelled, by: .consumer)
+            let discarded = discardBuffer()
+            let demand = demandHandler
+            if demand != nil { waiting?.demandHandler = nil }
+            guard work != nil || discarded != nil || demand != nil else { return nil }
+            return ConsumersEnd(teardown: work, discarded: discarded, demand: demand)
+        case .idle, .streaming:
+            return nil
         }
     }
 
@@ -367,11 +430,23 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             cancellationUnreported = cancelled
             phase = .terminated(unreported: nil)
         }
-        // The cancellation handler takes the teardown only for a consumer parked in `next()`, which
-        // cannot leave its loop until the teardown returned; a consumer that is running, or was
-        // just handed an element, takes it itself at its next step (`next()`, or its iterator's
-        // release), before its loop can end.
-        let work = ender == .cancellationHandler && consumer == nil ? nil : takeTeardown(.cancelled, by: ender)
+        // The cancellation handler takes the teardown (and reports) only for a consumer parked in
+        // `next()`, which cannot leave its loop until the teardown returned; a consumer that is
+        // running, or was just handed an element, takes them itself at its next step (`next()`,
+        // or its iterator's release), before its loop can end (`takeConsumersEnd()`). The senders
+        // are resumed now either way: the producer learns of the end at once.
+        if ender == .cancellationHandler && consumer == nil {
+            var resumed: [SenderContinuation] = []
+            if let waitingState = waiting, !waitingState.senders.isEmpty {
+                for sender in waitingState.senders {
+                    enqueue(sender.element)
+                    if let continuation = sender.continuation { resumed.append(continuation) }
+                }
+                waitingState.senders = []
+            }
+            return .resumeSenders(resumed)
+        }
+        let work = takeTeardown(.cancelled, by: ender)
         // While the teardown is in flight, a suspended consumer stays: its return resumes it.
         let suspendedConsumer = teardownInFlight ? nil : consumer
         if suspendedConsumer != nil { consumer = nil }
@@ -401,9 +476,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @usableFromInline
     enum NilWakeupAction {
-        /// The stream ended and its teardown is the consumer's to take: act on it, then ask
-        /// `next()` (which answers the end once it returned).
-        case teardown(TeardownWork)
+        /// The stream ended and the consumer has its end to take: act on it, then ask `next()`
+        /// (which answers the end once the teardown returned).
+        case takeEnd(ConsumersEnd)
+        /// The teardown is in flight: ask `next()`, which waits for its return.
+        case askAgain
         /// The stream ended because the consumer's task was cancelled.
         case cancelled
         /// The end: throw the failure, or return nil.
@@ -414,7 +491,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// producer's), or the `nil` of a second concurrent iteration.
     @inlinable
     mutating func wokenWithNil() -> NilWakeupAction {
-        if let work = takeTeardownForTheConsumer() { return .teardown(work) }
+        if let end = takeConsumersEnd() { return .takeEnd(end) }
+        if teardownInFlight { return .askAgain }
         if takeCancellation() { return .cancelled }
         if case .terminated(let unreported?) = phase {
             phase = .terminated(unreported: nil)

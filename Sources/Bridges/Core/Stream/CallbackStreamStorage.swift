@@ -49,9 +49,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// scheduled either. The consumer stays suspended until the teardown returned.
     @usableFromInline
     func cancelConsumer() {
-        guard
-            case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
-                state.withLock({ $0.consumerCancelled() })
+        let action = state.withLock { $0.consumerCancelled() }
+        if case .resumeSenders(let senders) = action {
+            for sender in senders { sender.resume(returning: Handoff(.terminated)) }
+            return
+        }
+        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) = action
         else { return }
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
         consumer?.resume(returning: Wakeup(.success(nil)))
@@ -67,8 +70,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         let rest = Handoff((builder, senders, discarded, demand, runOnQueue))
         TeardownQueue.async {
             let (builder, senders, discarded, demand, runOnQueue) = rest.value
-            if let (held, termination) = runOnQueue { runTeardownHere(held, termination) }
+            // The reports before the teardown's return, which resumes the parked consumer: its
+            // loop ends with every element accounted for.
+            if let (held, termination) = runOnQueue { held.runHere(termination) }
             report(discarded, senders, to: undelivered)
+            if runOnQueue != nil { teardownFinished() }
             withExtendedLifetime((builder, senders, discarded, demand)) {}
         }
     }
@@ -83,6 +89,14 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
         report(discarded, senders, to: undelivered)
         withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock
+    }
+
+    /// Acts on what the consumer ends itself (`takeConsumersEnd()`), outside the lock.
+    @inlinable
+    func act(_ end: Machine.ConsumersEnd) {
+        if let teardown = end.teardown { perform(teardown) }
+        report(end.discarded, [], to: undelivered)
+        withExtendedLifetime((end.discarded, end.demand)) {}  // released here, outside the lock
     }
 
     /// Reports the elements a consumer's end discarded (buffered, then those of waiting senders).
@@ -113,6 +127,12 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     func runTeardownHere(_ teardown: Machine.Teardown, _ termination: Machine.Termination) {
         teardown.runHere(termination)
+        teardownFinished()
+    }
+
+    /// Tells the machine the teardown returned, and resumes a consumer that waited for it.
+    @inlinable
+    func teardownFinished() {
         if let (consumer, failure) = state.withLock({ $0.teardownReturned() }) {
             consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
         }

@@ -135,19 +135,6 @@ extension CallbackStreamStateMachine {
         return (held, termination)
     }
 
-    /// The consumer, in its own task, takes the teardown of a stream that already ended if
-    /// nobody runs it yet: one its task's cancellation handler left to it (the consumer was not
-    /// waiting in `next()` then, so it could have left its loop while the teardown ran on the
-    /// queue), or one enqueued on the actor the consumer iterates on.
-    @inlinable
-    mutating func takeTeardownForTheConsumer() -> TeardownWork? {
-        switch phase {
-        case .finished(let failure): takeTeardown(failure.map { .failed($0) } ?? .finished, by: .consumer)
-        case .terminated: takeTeardown(.cancelled, by: .consumer)
-        case .idle, .streaming: nil
-        }
-    }
-
     /// Keeps `object` alive until the teardown has run (a delegate proxy the manager holds
     /// weakly): it rides with the teardown and is released with it. False once the teardown was
     /// taken to run (or the builder never ran): nothing is kept then.
@@ -224,6 +211,10 @@ extension CallbackStreamStateMachine {
             consumer = nil
             phase = .terminated(unreported: nil)
             return (suspended, failure)
+        case .terminated where consumersEndIsWaiting:
+            // Resumed with nil to take what its end left it; its `next()` then answers the end.
+            consumer = nil
+            return (suspended, nil)
         case .terminated(let unreported):
             consumer = nil
             phase = .terminated(unreported: nil)
