@@ -47,15 +47,14 @@ private struct OperatorTally {
 private let longWindow = Duration.seconds(3600)
 
 private func debounceBridges(n: Int) async -> OperatorTally {
-    let debounced: CallbackStream<Int, Never> = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
+    let debounced = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock(), buffering: .unbounded)
     var tally = OperatorTally()
     for await x in debounced { tally.add(x) }
     return tally
 }
 
 private func debounceAsyncAlgorithms(n: Int) async -> OperatorTally {
-    let debounced: AsyncDebounceSequence<AsyncSyncSequence<Range<Int>>, ContinuousClock> =
-        (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
+    let debounced = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
     var tally = OperatorTally()
     for await x in debounced { tally.add(x) }
     return tally
