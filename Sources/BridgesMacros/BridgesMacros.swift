@@ -36,8 +36,33 @@
 ///   `@Bridged(timeout: .after(.seconds(30)))`. Evaluated on each call; type-checked where the
 ///   attribute is, so it names static or global values, not the instance's.
 @attached(peer, names: overloaded)
-public macro Bridged(timeout: BridgeTimeout? = nil) =
+public macro Bridged(
+    completion: String? = nil, timeout: BridgeTimeout? = nil, returnValue: BridgedReturnValue = .cancel
+) =
     #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedMacro")
+
+/// `@Bridged` for a `success:`/`failure:` pair of closures, bridged as one result: the first
+/// call of either ends the wait, with the value or the error.
+///
+/// A pair labelled `success…` and `…failure`/`…error` is found without this form; name the
+/// closures when their labels say nothing (`@Bridged(success: "onDone", failure: "onProblem")`).
+@attached(peer, names: overloaded)
+public macro Bridged(
+    success: String, failure: String, timeout: BridgeTimeout? = nil, returnValue: BridgedReturnValue = .cancel
+) = #externalMacro(module: "BridgesMacrosPlugin", type: "BridgedMacro")
+
+/// What the `async` form that ``Bridged(completion:timeout:returnValue:)`` writes does with the
+/// value the legacy method returns.
+public enum BridgedReturnValue: Sendable {
+    /// Calls `cancel()` on it when the awaiting task is cancelled: a request handle, an
+    /// operation, a `Cancellation`. The default.
+    case cancel
+    /// Calls `resume()` on it after the call, and `cancel()` when the task is cancelled: a task
+    /// that starts suspended, such as the `URLSessionDataTask` of `dataTask(with:completionHandler:)`.
+    case resumeAndCancel
+    /// Leaves it: a request id, a flag. The call then cannot be cancelled; the wait still can.
+    case ignore
+}
 
 /// `@Bridged` for every completion-handler method of a protocol or type, in one extension.
 ///
