@@ -112,15 +112,21 @@ enum HandlerChoice {
         guard !closures.isEmpty else {
             throw noHandler(signature)
         }
+        // A closure that returns a value, throws or is async is not a completion handler while
+        // another closure could be one; alone, it is refused with the reason.
+        let usable = closures.filter {
+            if case .unsupported = readings[$0] { false } else { true }
+        }
+        let pool = usable.isEmpty ? closures : usable
         // A non-escaping closure is called during the call, so it cannot be the completion
         // handler while an escaping one is there.
-        let escaping = closures.filter { readings[$0].isEscaping }
-        if closures.count == 1 || escaping.count == 1 {
-            let index = closures.count == 1 ? closures[0] : escaping[0]
+        let escaping = pool.filter { readings[$0].isEscaping }
+        if pool.count == 1 || escaping.count == 1 {
+            let index = pool.count == 1 ? pool[0] : escaping[0]
             return .single(index: index, shape: try shape(signature, index: index, reading: readings[index]))
         }
         // Several escaping closures: a success/failure pair by their names, or a choice to make.
-        let candidates = escaping.isEmpty ? closures : escaping
+        let candidates = escaping.isEmpty ? pool : escaping
         let successes = candidates.filter { parameters[$0].label.lowercased().contains("success") }
         let failures = candidates.filter {
             let label = parameters[$0].label.lowercased()

@@ -556,6 +556,35 @@ struct BridgedSDKShapesExpansionTests {
         }
     }
 
+    @Test func aClosureThatReturnsAValue_isNotTheHandler_andIsPassedOn() {
+        assertMacro {
+            """
+            @Bridged
+            func search(matching isIncluded: @escaping (Item) -> Bool, completion: @escaping (Result<[Item], Error>) -> Void) {
+            }
+            """
+        } expansion: {
+            """
+            func search(matching isIncluded: @escaping (Item) -> Bool, completion: @escaping (Result<[Item], Error>) -> Void) {
+            }
+
+            /// The `async` form of `search(matching:completion:)`, written by `@Bridged` through `withCallback`.
+            ///
+            /// - Returns: what the completion handler passed, the first time it was called; a second
+            ///   call is ignored and reported through `Diagnostics`.
+            /// - Throws: `BridgeError.callbackDropped` if the handler is released without being called,
+            ///   instead of suspending forever; `CancellationError` when the awaiting task is cancelled (the call itself cannot be cancelled);
+            ///   and the API's own error as it is.
+            /// - Note: `matching` is `@Sendable` here: the legacy method keeps it and may call it on any thread.
+            nonisolated(nonsending) func search(matching isIncluded: @escaping @Sendable (Item) -> Bool) async throws -> [Item] {
+                try await withCallback { (done: @escaping @Sendable (Result<[Item], any Error>) -> Void) in
+                    search(matching: isIncluded, completion: done)
+                }
+            }
+            """
+        }
+    }
+
     @Test func oneEscapingClosureBesideNonEscapingOnes_isTheHandler() {
         assertMacro {
             """
