@@ -11,53 +11,53 @@ import Testing
 // Swift 5 classes that call back on a queue of their own.
 
 @BridgedAll
-protocol Geocoding {
+protocol GeocodingService {
     // The SDK spells the handler `StandInGeocodeCompletionHandler`; a macro cannot see through a
     // typealias, so the protocol spells the function type out (the same type: the SDK conforms).
     func reverseGeocodeLocation(
         _ location: StandInLocation,
         completionHandler: @escaping @Sendable ([StandInPlacemark]?, Error?) -> Void)
 }
-extension StandInGeocoder: Geocoding {}
+extension StandInGeocoder: GeocodingService {}
 
 @BridgedAll
-protocol NotificationAuthorizing {
+protocol NotificationPermissions {
     func requestAuthorization(
         options: StandInAuthorizationOptions, completionHandler: @escaping @Sendable (Bool, Error?) -> Void)
 }
-extension StandInNotificationCenter: NotificationAuthorizing {}
+extension StandInNotificationCenter: NotificationPermissions {}
 
 @BridgedAll
-protocol PhotoAuthorizing {
+protocol PhotoPermissions {
     static func requestAuthorization(
         for accessLevel: StandInAccessLevel, handler: @escaping @Sendable (StandInAuthorizationStatus) -> Void)
 }
-extension StandInPhotoLibrary: PhotoAuthorizing {}
+extension StandInPhotoLibrary: PhotoPermissions {}
 
 @BridgedAll
-protocol DataLoading {
+protocol DataLoader {
     @Bridged(returnValue: .resumeAndCancel)  // a data task starts suspended
     func dataTask(
         with url: URL, completionHandler: @escaping @Sendable (Data?, StandInURLResponse?, Error?) -> Void
     ) -> StandInDataTask
 }
-extension StandInURLSession: DataLoading {}
+extension StandInURLSession: DataLoader {}
 
 @BridgedAll
-protocol SigningIn {
+protocol AccountSigningIn {
     func signIn(
         email: String, success: @escaping (StandInAccountSession) -> Void, failure: @escaping (Error) -> Void)
 }
-extension StandInAccountsSDK: SigningIn {}
+extension StandInAccountsSDK: AccountSigningIn {}
 
 /// A Swift 6 view model over the SDKs, holding each as its protocol (also where a test puts a fake).
 @MainActor
 final class OnboardingModel {
-    let geocoder: any Geocoding
-    let notifications: any NotificationAuthorizing
-    let photos: any PhotoAuthorizing.Type
-    let session: any DataLoading
-    let accounts: any SigningIn
+    let geocoder: any GeocodingService
+    let notifications: any NotificationPermissions
+    let photos: any PhotoPermissions.Type
+    let session: any DataLoader
+    let accounts: any AccountSigningIn
     var place: String?
     var notificationsAllowed = false
     var photoAccess: StandInAuthorizationStatus = .notDetermined
@@ -65,8 +65,8 @@ final class OnboardingModel {
     var token: String?
 
     init(
-        geocoder: any Geocoding, notifications: any NotificationAuthorizing, photos: any PhotoAuthorizing.Type,
-        session: any DataLoading, accounts: any SigningIn
+        geocoder: any GeocodingService, notifications: any NotificationPermissions, photos: any PhotoPermissions.Type,
+        session: any DataLoader, accounts: any AccountSigningIn
     ) {
         self.geocoder = geocoder
         self.notifications = notifications
@@ -144,7 +144,7 @@ struct SDKsYouDoNotOwnTests {
         #expect(own == ["the SDK's own async form"])
         // Through the protocol, the form @BridgedAll wrote (here: the fake answers).
         let sdks = StandInSDKs()
-        let bridged: any Geocoding = sdks.geocoder
+        let bridged: any GeocodingService = sdks.geocoder
         let task = Task { try await bridged.reverseGeocodeLocation(StandInLocation()).map(\.name) }
         try await sdks.geocoder.geocodes.nextInvocation().complete(with: ["Bergen"])
         #expect(try await task.value == ["Bergen"])
@@ -260,9 +260,9 @@ struct SDKsYouDoNotOwnTests {
     }
 }
 
-/// A `DataLoading` that keeps the data task it hands out, so a test can see what the async form
+/// A `DataLoader` that keeps the data task it hands out, so a test can see what the async form
 /// did to it.
-final class RecordingSession: DataLoading {
+final class RecordingSession: DataLoader {
     let inner = StandInURLSession()
     private(set) var task: StandInDataTask?
 
