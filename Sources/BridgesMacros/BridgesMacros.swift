@@ -156,7 +156,8 @@ public enum BridgedReturnValue: Sendable {
 ///   Swift prefers the class's members: Apple's importer gives many classes an `async` twin of
 ///   the same name (`CLGeocoder.reverseGeocodeLocation(_:)`), which has none of Bridges'
 ///   guarantees and which Swift 6 code on the main actor cannot call on a non-`Sendable` SDK
-///   object ("sending … risks causing data races"). Hold the object as the protocol.
+///   object without `NonisolatedNonsendingByDefault` ("sending … risks causing data races").
+///   Hold the object as the protocol.
 /// - Restate each signature exactly, `@Sendable` included: a mismatch is an error at the
 ///   conformance ("sendability of function types … does not match requirement"). Spell a
 ///   typealiased handler out: a macro cannot see through a typealias, and the type is the same.
