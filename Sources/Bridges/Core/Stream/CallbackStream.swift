@@ -51,6 +51,9 @@
 /// `Failure == Never` iterates with `for await`, any other failure with `for try await`, and the
 /// thrown error keeps its type.
 public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
+    /// The builder's type. An `@isolated(any)` function type: store it in a property or pass it
+    /// as a parameter; as a generic argument (`[Builder]`, `Box<Builder>`) or converted to `Any`
+    /// its runtime metadata needs macOS 15 / iOS 18 / tvOS 18 / watchOS 11 / visionOS 2.
     public typealias Builder = @Sendable @isolated(any) (Sink) -> Cancellation
     /// Called with every element produced and not delivered, and why. See ``UndeliveredReason``.
     public typealias UndeliveredHandler = @Sendable (Element, UndeliveredReason) -> Void
