@@ -95,29 +95,42 @@ struct CallbackStreamStateMachineExplorationTests {
         let cancelled = machine.takeCancellation()
         #expect(cancelled, "the consumer learns it was cancelled")
         #expect(machine.consumer == nil, "the continuation was moved out")
-        // The handler of a consumer not parked (about to suspend) leaves the teardown to it: it is
-        // resumed at once, takes it, and ends after it.
+        // The handler of a consumer about to suspend (not parked yet) takes the teardown too: the
+        // consumer then parks until it returned.
         var early = Machine(policy: .unbounded, builder: 0)
         _ = early.next()
         _ = early.builderReturned(Teardown(Cancellation()))
         _ = early.yield(1)
-        guard case .resumeSenders(let senders) = early.consumerCancelled(), senders.isEmpty else {
-            Issue.record("nothing for the handler but the senders while the consumer is not parked")
+        guard case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, let discarded, _) = early.consumerCancelled(),
+            discarded?.count == 1
+        else {
+            Issue.record("the handler takes the teardown and the buffered element")
             return
         }
         #expect(early.yield(2).isTerminated, "decided: a yield now answers .terminated")
-        guard case .resume = early.suspend(ContinuationStandIn.make(2)),
-            case .takeEnd(let end) = early.wokenWithNil(), case .runHere(_, .cancelled)? = end.teardown,
-            end.discarded?.count == 1
-        else {
-            Issue.record("the consumer is resumed and takes the teardown")
+        guard case .suspended = early.suspend(ContinuationStandIn.make(2)) else {
+            Issue.record("the consumer parks until the teardown returned")
             return
         }
-        _ = early.teardownReturned()
-        guard case .cancelled = early.next() else {
+        #expect(early.teardownReturned().map { ContinuationStandIn.id(of: $0.0) } == 2)
+        guard case .cancelled = early.wokenWithNil() else {
             Issue.record("then it learns it was cancelled")
             return
         }
+        // A consumer handed an element as its task is cancelled: the handler ends the stream, and
+        // the element, which the consumer has not received yet, is revoked when its task runs.
+        var handed = Machine(policy: .unbounded, builder: 0)
+        _ = handed.next()
+        _ = handed.builderReturned(Teardown(Cancellation()))
+        guard case .suspend = handed.next(), case .suspended = handed.suspend(ContinuationStandIn.make(3)),
+            case .resumeConsumer = handed.yield(1),
+            case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, _, _) = handed.consumerCancelled()
+        else {
+            Issue.record("handed, then the handler takes the teardown")
+            return
+        }
+        let (revoked, _) = handed.handedElementWhileCancelled()
+        #expect(revoked, "the element the consumer was handed is undelivered")
         // A consumer that ended the stream itself (it saw its task cancelled) and calls next()
         // while the teardown runs on another thread waits for it.
         var entering = Machine(policy: .unbounded, builder: 0)
@@ -239,6 +252,9 @@ private struct StreamModel: ExplorationModel {
         case restart
         /// Bridges' teardown queue runs a teardown the consumer's cancellation handler took.
         case queueRuns
+        /// The consumer's task, resumed with an element, runs: it returns the element, or, if its
+        /// task was cancelled meanwhile, asks whether the cancellation ended the stream.
+        case wakeUp
 
         var description: String {
             switch self {
@@ -260,6 +276,7 @@ private struct StreamModel: ExplorationModel {
             case .actorJob: "actorJob"
             case .restart: "restart"
             case .queueRuns: "queueRuns"
+            case .wakeUp: "wakeUp"
             }
         }
     }
@@ -279,6 +296,9 @@ private struct StreamModel: ExplorationModel {
         /// About to hand its continuation over.
         case suspending
         case suspended(Int)
+        /// Resumed with this element; its task has not run yet (its cancellation handler is still
+        /// installed).
+        case handed(Int)
         /// Resumed with nil; about to ask `wokenWithNil()`.
         case wokenWithNil
         /// Saw the end, or left.
@@ -344,6 +364,8 @@ private struct StreamModel: ExplorationModel {
     var actorJobPending = false
     /// A teardown the cancellation handler handed to the teardown queue, not run yet.
     var queuedTeardown: (Teardown, CallbackStream<Int, Boom>.Termination)?
+    /// The handler's teardown is on the queue, run or not, and has not returned.
+    var queueHoldsTheTeardown = false
     /// The app started the source again on the teardown's actor.
     var restarted = false
     /// The consumer's cancellation was decided while the stream was still live (its handler
@@ -391,6 +413,7 @@ private struct StreamModel: ExplorationModel {
         case .beforeSuspending: events.append(.beforeSuspending)
         case .suspending: events.append(.suspend)
         case .suspended, .done: break
+        case .handed: events.append(.wakeUp)
         case .wokenWithNil: events.append(.afterNilWakeup)
         }
         switch consumer {
@@ -482,7 +505,7 @@ private struct StreamModel: ExplorationModel {
         case .cancelTask:
             taskCancelled = true
             switch consumer {
-            case .suspending, .suspended:
+            case .suspending, .suspended, .handed:
                 if firstEnd == nil { cancelDecided = true }
                 cancellationHandlerRuns(&broken)
             default:
@@ -490,8 +513,8 @@ private struct StreamModel: ExplorationModel {
             }
         case .afterNilWakeup:
             switch machine.wokenWithNil() {
-            case .takeEnd(let end):
-                consumerTakes(end, &broken)
+            case .teardown(let work):
+                consumerTakes(work, &broken)
             case .askAgain:
                 consumer = .loop(asked: false)
             case .cancelled:
@@ -506,8 +529,6 @@ private struct StreamModel: ExplorationModel {
             switch machine.consumerTerminated(cancelled: false) {
             case .none:
                 break
-            case .resumeSenders:
-                broken.append("the consumer's own end was decided as a cancellation handler's")
             case .terminate(
                 let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
                 if firstEnd == nil { firstEnd = "cancelled" }
@@ -523,6 +544,12 @@ private struct StreamModel: ExplorationModel {
                     senderResult: ".terminated"
                 )
                 perform(teardown, then: after, &broken)
+            }
+            // A consumer leaves its loop (its iterator released) only when its task is not parked
+            // in `next()`; one whose handler handed the teardown to the queue was parked or was
+            // handed an element, which is revoked: its loop ends after that teardown returned.
+            if queueHoldsTheTeardown {
+                broken.append("the loop ended while its cancellation handler's teardown was on the queue")
             }
             // The loop ended on the actor its teardown was written on (the iterator is released
             // there): the teardown has run by the next statement.
@@ -597,6 +624,20 @@ private struct StreamModel: ExplorationModel {
             if builderRan && probe.teardowns.count != 1 {
                 broken.append("a teardown ran after a later builder of the same source on its actor")
             }
+        case .wakeUp:
+            guard case .handed(let element) = consumer else { break }
+            if taskCancelled {
+                let (revoked, action) = machine.handedElementWhileCancelled()
+                if revoked {
+                    consumer = .idle
+                    markUndelivered(element, &broken)
+                    discardedByTheConsumer += 1
+                    consumerActsOnItsOwnEnd(action, &broken)
+                    break
+                }
+            }
+            receive(element, &broken)
+            consumer = .idle
         case .queueRuns:
             // Bridges' teardown queue runs the teardown a cancellation handler handed it.
             let (teardown, termination) = queuedTeardown!
@@ -652,8 +693,8 @@ private struct StreamModel: ExplorationModel {
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
             consumer = .inBuilder
-        case .takeEnd(let end):
-            consumerTakes(end, &broken)
+        case .teardown(let work):
+            consumerTakes(work, &broken)
         case .askProducer(let demand):
             demand.report()
             consumer = .loop(asked: true)
@@ -675,8 +716,7 @@ private struct StreamModel: ExplorationModel {
         }
         switch wakeup {
         case .element(let element):
-            receive(element, &broken)
-            consumer = .idle
+            consumer = .handed(element)  // received once its task runs (`wakeUp`)
         case .end(nil):
             consumer = .wokenWithNil  // the consumer asks why in its own step
         case .end(let failure?):
@@ -687,11 +727,14 @@ private struct StreamModel: ExplorationModel {
     /// The consumer ends the stream in its own task (it saw its cancellation): the storage's
     /// `terminateConsumer(cancelled: true)`, then `next()` again.
     mutating func consumerTerminatesItself(_ broken: inout [String]) {
-        switch machine.consumerTerminated(cancelled: true) {
+        consumerActsOnItsOwnEnd(machine.consumerTerminated(cancelled: true), &broken)
+    }
+
+    /// Acts, as the consumer's own task does, on an end it decided, then asks `next()` again.
+    mutating func consumerActsOnItsOwnEnd(_ action: Machine.TerminateAction, _ broken: inout [String]) {
+        switch action {
         case .none:
             consumer = .loop(asked: false)
-        case .resumeSenders:
-            broken.append("the consumer's own end was decided as a cancellation handler's")
         case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
             if firstEnd == nil { firstEnd = "cancelled" }
             if builder != nil { builderReleasedUnrun = true }
@@ -862,14 +905,10 @@ private struct StreamModel: ExplorationModel {
         return false
     }
 
-    /// The consumer takes what the machine left to it (the teardown, the elements the end left
-    /// undelivered, the demand handler), then asks `next()` again.
-    mutating func consumerTakes(_ end: Machine.ConsumersEnd, _ broken: inout [String]) {
-        if case .runOnQueue? = end.teardown { broken.append("the consumer was told to hand a teardown to the queue") }
-        if end.demand != nil { handlerStored = false }
-        for element in end.discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
-        discardedByTheConsumer += end.discarded?.count ?? 0
-        if perform(end.teardown, then: .consumerLoops, &broken) {
+    /// The consumer runs a teardown enqueued on its own actor, then asks `next()` again.
+    mutating func consumerTakes(_ work: Machine.TeardownWork, _ broken: inout [String]) {
+        if case .runOnQueue = work { broken.append("the consumer was told to hand a teardown to the queue") }
+        if perform(work, then: .consumerLoops, &broken) {
             consumer = .inTeardown
         } else {
             consumer = .loop(asked: false)
@@ -881,6 +920,7 @@ private struct StreamModel: ExplorationModel {
     mutating func teardownReturns(_ broken: inout [String]) {
         let after = teardownInFlight!
         teardownInFlight = nil
+        queueHoldsTheTeardown = false
         if let (continuation, failure) = machine.teardownReturned() {
             resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
         }
@@ -906,12 +946,7 @@ private struct StreamModel: ExplorationModel {
         switch machine.consumerCancelled() {
         case .none:
             break
-        case .resumeSenders(let continuations):
-            // The consumer was not parked: the end is decided, the rest is left to it.
-            if firstEnd == nil { firstEnd = "cancelled" }
-            for continuation in continuations {
-                resumeSender(ContinuationStandIn.id(of: continuation), ".terminated", &broken)
-            }
+
         case .terminate(let builder, let waitingConsumer, let waitingSenders, let work, let discarded, let demand):
             if firstEnd == nil { firstEnd = "cancelled" }
             if builder != nil { broken.append("a cancellation handler released the builder") }
@@ -932,6 +967,7 @@ private struct StreamModel: ExplorationModel {
                     broken.append("a teardown was taken while another ran")
                 }
                 queuedTeardown = (teardown, termination)
+                queueHoldsTheTeardown = true
             case .enqueue?:
                 if place == .anywhere { broken.append("a nonisolated teardown was enqueued on an actor") }
                 if actorJobPending { broken.append("a teardown was enqueued twice") }
@@ -978,7 +1014,11 @@ private struct StreamModel: ExplorationModel {
 
     // MARK: - Invariants
 
-    var live: [Int] { machine.buffer.snapshot + machine.senders.map(\.element) }
+    var live: [Int] {
+        var held = machine.buffer.snapshot + machine.senders.map(\.element)
+        if case .handed(let element) = consumer { held.append(element) }
+        return held
+    }
 
     func checkInvariants(_ broken: inout [String]) {
         let live = self.live
@@ -1045,7 +1085,7 @@ private struct StreamModel: ExplorationModel {
                 let progress: [Event] =
                     [.builderReturns, .teardownReturns, .actorJob, .queueRuns]
                     + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
-                    + [.next, .beforeSuspending, .suspend, .afterNilWakeup]
+                    + [.wakeUp, .next, .beforeSuspending, .suspend, .afterNilWakeup]
                 let event: Event?
                 if !initiated, !model.producerFinished || !producerEnds, events.contains(initiator) {
                     initiated = true
@@ -1117,9 +1157,13 @@ private struct StreamModel: ExplorationModel {
         parts.append(
             "x\(taskCancelled)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
         )
-        if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
+        switch consumer {
+        case .suspended: parts.append("suspended")
+        case .handed(let element): parts.append("handed\(live.sorted().firstIndex(of: element) ?? -1)")
+        default: parts.append("\(consumer)")
+        }
         parts.append(
-            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(restarted)\(cancelDecided)"
+            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(queueHoldsTheTeardown)\(restarted)\(cancelDecided)"
         )
         parts.append(
             "\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)"

@@ -10,7 +10,9 @@ import Foundation
 /// makes the teardown (a ``Cancellation``) from what stops the source. That teardown runs in the
 /// builder's isolation: when a loop over the stream exits on that actor (a `@MainActor` view
 /// model's), it has run before the loop's next statement, so the manager can be started again
-/// at once.
+/// at once. A stream that keeps its proxy never reports its producer lost: it ends when the proxy
+/// finishes the sink or its consumer leaves (a manager deallocated without telling its delegate
+/// leaves the loop waiting, as with any delegate the stream keeps).
 ///
 /// ```swift
 /// final class ParserEvents: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {

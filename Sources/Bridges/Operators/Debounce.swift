@@ -93,14 +93,16 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             let state = LockedState(DebounceStateMachine<Element, F, C.Instant>())
             let upstream = Task {
                 var failure: F?
+                var stopped = false  // the operator ended: nothing to emit
                 do {
-                    for try await element in self {
+                    try await self._pullEndingOnCancel { element in
                         let deadline = clock.now.advanced(by: interval)
                         switch state.withLock({ $0.elementArrived(element, deadline: deadline) }) {
                         case .stop:
-                            return
+                            stopped = true
+                            return false
                         case .none:
-                            continue
+                            return true
                         case .startTimer:
                             let timer = Task {
                                 var sleptUntil: C.Instant?
@@ -126,11 +128,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                                 }
                             }
                             state.withLock { $0.attach(timer) }?.cancel()
+                            return true
                         }
                     }
                 } catch {
                     failure = mapFailure(error)
                 }
+                if stopped { return }
                 var outbox = Outbox<Element, F>()
                 let timer = state.withLock { machine in
                     let (mustEmit, timer) = machine.upstreamEnded(failure)

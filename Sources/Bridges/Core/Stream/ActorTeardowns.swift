@@ -1,4 +1,7 @@
-/// Stream teardowns enqueued on the actor they were written on, until that actor runs them.
+import Dispatch
+
+/// Stream teardowns, and every `Cancellation` action, enqueued on the actor they were written on,
+/// until that actor runs them.
 ///
 /// A stream's teardown written on an actor (a `@MainActor` view model's builder) runs only there.
 /// When the stream ends on a thread that is not that actor (the producer finished on its queue,
@@ -56,4 +59,19 @@ enum ActorTeardowns {
             return entry.run
         }
     }
+}
+
+/// Whether code runs on the main queue, where the main actor's jobs run: the one actor whose
+/// isolation Bridges can check at run time with public API. (`Thread.isMainThread` would be
+/// wrong under `swift test` on Linux, whose main actor is not on the main thread; main-actor code
+/// on Apple's main thread outside a main-queue job, a run loop source, answers false: Bridges
+/// then takes the careful path.)
+enum MainQueue {
+    static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

@@ -24,11 +24,16 @@
 ///   again at once; a teardown written on another actor runs there before any stream builder
 ///   that actor runs next; one written in nonisolated code runs on the thread that ended the
 ///   stream, before the loop ends.
+///   (An iterator kept outside a `for await` and released off its actor, by an object's
+///   deinit: Bridges enqueues a main-actor teardown on the main actor; another actor's runs
+///   where the iterator is released.)
 /// - **A cancel is final when it is made**: once the consumer's task is cancelled while it waits
 ///   in `next()`, the stream has ended as `.cancelled`, whatever the producer does next: `yield`
-///   answers `.terminated`, `finish()` or a released sink change nothing, and the teardown
-///   starts at once (a nonisolated one on Bridges' teardown queue, without waiting for the
-///   consumer's task to be scheduled; one written on an actor, enqueued there).
+///   answers `.terminated`, `finish()` or a released sink change nothing, an element just handed
+///   to the consumer whose task has not run yet is undelivered, and the teardown starts at once
+///   (a nonisolated one on Bridges' teardown queue, without waiting for the consumer's task to be
+///   scheduled; one written on an actor, enqueued there). A consumer running its loop body when
+///   its task is cancelled ends the stream at its next `next()`.
 /// - **Accounting**: `onUndelivered` sees every element produced and not delivered, with its
 ///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
 /// - **Lifetime**: what the teardown captures, and every ``DelegateProxy`` made from the
@@ -448,22 +453,31 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     return try Self.cancelled()
                 case .runBuilder(let builder):
                     await storage.runBuilder(builder, isolation: actor)
-                case .takeEnd(let end):
-                    // The stream ended and its end is this consumer's to take: the teardown runs
-                    // here (or, written on another actor, is enqueued there) before the loop ends.
-                    storage.act(end)
+                case .teardown(let work):
+                    // Enqueued on this actor when the stream ended elsewhere: run it before the
+                    // loop ends rather than wait for that job.
+                    storage.perform(work)
                 case .askProducer(let demand):
                     // Rendezvous pull source: ask for the element, then look again; a source
                     // that answers synchronously never makes the consumer suspend.
                     demand.report()
                 case .suspend:
                     let wakeUp = await storage.suspend(isolation: actor)
-                    wakeUp.demand?.report()
-                    if let element = try wakeUp.result.get() { return element }
+                    if let element = try wakeUp.result.get() {
+                        // Handed an element, and cancelled by now: if the cancellation ended the
+                        // stream meanwhile, the element is undelivered and the loop ends as
+                        // cancelled, after the teardown its cancellation handler started.
+                        if Task.isCancelled, storage.revokeHandedElement(element) {
+                            action = storage.decideNext()
+                            continue
+                        }
+                        wakeUp.demand?.report()
+                        return element
+                    }
                     // The end, or the cancellation that resumed this wait.
                     switch storage.decideWokenWithNil() {
-                    case .takeEnd(let end):
-                        storage.act(end)
+                    case .teardown(let work):
+                        storage.perform(work)
                         action = storage.decideNext()
                         continue
                     case .askAgain:

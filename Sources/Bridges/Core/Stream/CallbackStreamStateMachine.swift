@@ -167,9 +167,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case cancelled
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
-        /// The stream ended and the consumer has its end to take (see `takeConsumersEnd()`): act
-        /// on it outside the lock, then ask again.
-        case takeEnd(ConsumersEnd)
+        /// The stream ended and its teardown, enqueued on the actor the consumer iterates on, is
+        /// the consumer's to run (`takeTeardownEnqueuedForTheConsumer()`): act on it outside the
+        /// lock, then ask again.
+        case teardown(TeardownWork)
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
         /// `suspend`.
         case suspend
@@ -227,14 +228,14 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             // The producer's teardown is still in flight (on the thread that finished, or enqueued
             // on its actor): wait for it, so that whatever follows the consumer's loop sees it
             // done; run it here if it is enqueued on the consumer's own actor.
-            if mayRunTeardown, let end = takeConsumersEnd() { return .takeEnd(end) }
+            if mayRunTeardown, let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
             guard teardownDone else { return .suspend }
             phase = .terminated(unreported: nil)
             return .end(failure)
         case .terminated(let unreported):
             // Ended while the teardown is in flight: wait for it (`teardownReturned()` resumes the
             // consumer, which then asks `wokenWithNil()`), or run it here, as above.
-            if mayRunTeardown, let end = takeConsumersEnd() { return .takeEnd(end) }
+            if mayRunTeardown, let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
             if teardownInFlight { return .suspend }
             if let unreported {
                 phase = .terminated(unreported: nil)
@@ -275,8 +276,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         // (A consumer is held only while streaming or finished, or while terminated waiting for the
         // teardown to return.)
         if consumer != nil { return .concurrentIteration(continuation) }
-        // The consumer has its end to take (it cannot here, under the lock): back to it at once.
-        if consumersEndIsWaiting { return .resume(continuation, Wakeup(.success(nil)), sender: nil) }
         switch next(mayRunTeardown: false) {
         case .suspend:
             consumer = continuation
@@ -294,8 +293,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Wakeup(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
-        case .takeEnd:
-            preconditionFailure("Internal inconsistency: suspend() was handed the consumer's end")
+        case .teardown:
+            preconditionFailure("Internal inconsistency: suspend() was handed a teardown to run")
         case .askProducer:
             preconditionFailure("Internal inconsistency: next() asked the producer")
         }
@@ -306,10 +305,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum TerminateAction {
         case none
-        /// A cancellation handler decided the end of a consumer that was not parked in `next()`:
-        /// resume these senders with `.terminated` (their elements joined the buffer, which the
-        /// consumer reports as undelivered, with the teardown, at its next step).
-        case resumeSenders([SenderContinuation])
         /// Outside the lock: resume the waiting senders with `.terminated`; act on the teardown
         /// (`TeardownWork`); resume the suspended consumer with nil (none while the teardown is
         /// in flight: its return resumes it); report the discarded elements (buffered, then those
@@ -328,8 +323,19 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The consumer ended the stream in its own task: its `next()` saw the task cancelled
     /// (`cancelled`), or its iterator was released. A teardown already enqueued on the actor the
     /// consumer iterates on is run by the consumer now, so that its loop ends after it.
+    ///
+    /// `offTheMainQueue`: the iterator was released where the main queue does not run. Released
+    /// outside a `for await` (kept in an object whose deinit ran elsewhere, or advanced with
+    /// another actor's isolation), a main-actor consumer's iterator is then not on its actor: it
+    /// ends the stream as a producer would, enqueueing a main-actor teardown there.
     @inlinable
-    mutating func consumerTerminated(cancelled: Bool) -> TerminateAction {
+    mutating func consumerTerminated(cancelled: Bool, offTheMainQueue: Bool = false) -> TerminateAction {
+        if offTheMainQueue, teardownPlace == .consumersMainActor {
+            switch phase {
+            case .streaming, .finished: return terminate(cancelled: cancelled, by: .producer)
+            case .idle, .terminated: break  // nothing of the actor's to run
+            }
+        }
         switch phase {
         case .idle:
             phase = .terminated(unreported: nil)
@@ -340,74 +346,46 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case .streaming, .finished:
             return terminate(cancelled: cancelled, by: .consumer)
         case .terminated:
-            guard let end = takeConsumersEnd() else { return .none }
-            return .terminate(
-                builder: nil, consumer: nil, senders: [], teardown: end.teardown, discarded: end.discarded,
-                demand: end.demand)
+            guard let work = takeTeardownEnqueuedForTheConsumer() else { return .none }
+            return .terminate(builder: nil, consumer: nil, senders: [], teardown: work, discarded: nil, demand: nil)
         }
     }
 
-    /// What a consumer ends itself, in its own task, once its stream ended.
-    @usableFromInline
-    struct ConsumersEnd {
-        /// The teardown, if nobody runs it yet.
-        @usableFromInline let teardown: TeardownWork?
-        /// Elements the end left undelivered: report them (`.cancelled`).
-        @usableFromInline let discarded: StreamRing<Element>?
-        /// The demand handler, to release.
-        @usableFromInline let demand: DemandHandler?
-
-        @inlinable
-        init(teardown: TeardownWork?, discarded: StreamRing<Element>?, demand: DemandHandler?) {
-            self.teardown = teardown
-            self.discarded = discarded
-            self.demand = demand
-        }
-    }
-
-    /// Whether `takeConsumersEnd()` would give the consumer something in the ended stream: what a
-    /// cancellation handler left to it, or a teardown enqueued on its actor.
+    /// The consumer, iterating on the actor its teardown was written on, takes the teardown
+    /// enqueued there, to run it before its loop ends rather than wait for that job.
     @inlinable
-    var consumersEndIsWaiting: Bool {
-        guard case .terminated = phase else { return false }
-        if !buffer.isEmpty || demandHandler != nil { return true }
-        switch teardown {
-        case .held: return true
-        case .enqueued: return teardownPlace == .consumersActor
-        case .unstarted, .notYetReturned, .runWhenReturned, .running, .spent: return false
-        }
+    mutating func takeTeardownEnqueuedForTheConsumer() -> TeardownWork? {
+        guard teardownPlace.isTheConsumersActor, let (held, termination) = takeEnqueuedTeardown() else { return nil }
+        return .runHere(held, termination)
     }
 
-    /// Takes what the consumer ends itself, if anything: a teardown enqueued on the actor the
-    /// consumer iterates on (it runs it before its loop ends, rather than wait for that job); and
-    /// what its task's cancellation handler left to it when the consumer was not parked in
-    /// `next()` then (the teardown, the elements that were buffered, the demand handler), which
-    /// the consumer takes so that its loop cannot end before the teardown ran and the elements
-    /// were reported.
+    /// The consumer was handed an element (a yield resumed it with one) and, by the time its task
+    /// runs, the task is cancelled: if that cancellation ended the stream (its handler ran as the
+    /// element was being handed), the element is undelivered and the consumer goes to the end,
+    /// which waits for the teardown the handler started; if the handler has not decided yet, the
+    /// consumer ends the stream itself, here. Returns whether the element is revoked (and what
+    /// ending the stream here takes); a stream the producer ended first delivers it.
     @inlinable
-    mutating func takeConsumersEnd() -> ConsumersEnd? {
+    mutating func handedElementWhileCancelled() -> (revoked: Bool, TerminateAction) {
         switch phase {
-        case .finished(let failure):
-            guard let work = takeTeardown(failure.map { .failed($0) } ?? .finished, by: .consumer) else { return nil }
-            return ConsumersEnd(teardown: work, discarded: nil, demand: nil)
-        case .terminated:
-            let work = takeTeardown(.cancelled, by: .consumer)
-            let discarded = discardBuffer()
-            let demand = demandHandler
-            if demand != nil { waiting?.demandHandler = nil }
-            guard work != nil || discarded != nil || demand != nil else { return nil }
-            return ConsumersEnd(teardown: work, discarded: discarded, demand: demand)
-        case .idle, .streaming:
-            return nil
+        case .streaming:
+            return (true, terminate(cancelled: true, by: .consumer))
+        case .terminated where cancellationUnreported:
+            return (true, .none)
+        case .idle, .finished, .terminated:
+            return (false, .none)
         }
     }
 
-    /// The consumer's task was cancelled while it waited in `next()` (its cancellation handler,
-    /// on the cancelling thread): the cancellation is decided here, whenever the consumer's task
-    /// gets to run. From now on yields answer `.terminated`, buffered elements are undelivered, a
-    /// `finish` or a released sink changes nothing, and the teardown learns `.cancelled`. The
-    /// teardown is not run here (a handler must not run user code or wait): it goes to the
-    /// teardown queue, or to its actor. The consumer stays suspended until it returned.
+    /// The consumer's task was cancelled while it waited in `next()`, or had just been handed an
+    /// element there (its cancellation handler, on the cancelling thread): the cancellation is
+    /// decided here, whenever the consumer's task gets to run. From now on yields answer
+    /// `.terminated`, buffered elements are undelivered, a `finish` or a released sink changes
+    /// nothing, and the teardown learns `.cancelled`. The teardown is not run here (a handler must
+    /// not run user code or wait): it goes to the teardown queue, or to its actor. A parked
+    /// consumer stays suspended until it returned; one that was handed an element finds, when its
+    /// task runs, the element revoked (`handedElementWhileCancelled()`) and waits for it in its
+    /// `next()`: its loop ends after the teardown either way.
     @inlinable
     mutating func consumerCancelled() -> TerminateAction {
         switch phase {
@@ -429,22 +407,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         } else {
             cancellationUnreported = cancelled
             phase = .terminated(unreported: nil)
-        }
-        // The cancellation handler takes the teardown (and reports) only for a consumer parked in
-        // `next()`, which cannot leave its loop until the teardown returned; a consumer that is
-        // running, or was just handed an element, takes them itself at its next step (`next()`,
-        // or its iterator's release), before its loop can end (`takeConsumersEnd()`). The senders
-        // are resumed now either way: the producer learns of the end at once.
-        if ender == .cancellationHandler && consumer == nil {
-            var resumed: [SenderContinuation] = []
-            if let waitingState = waiting, !waitingState.senders.isEmpty {
-                for sender in waitingState.senders {
-                    enqueue(sender.element)
-                    if let continuation = sender.continuation { resumed.append(continuation) }
-                }
-                waitingState.senders = []
-            }
-            return .resumeSenders(resumed)
         }
         let work = takeTeardown(.cancelled, by: ender)
         // While the teardown is in flight, a suspended consumer stays: its return resumes it.
@@ -476,9 +438,9 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @usableFromInline
     enum NilWakeupAction {
-        /// The stream ended and the consumer has its end to take: act on it, then ask `next()`
-        /// (which answers the end once the teardown returned).
-        case takeEnd(ConsumersEnd)
+        /// The stream ended and its teardown, enqueued on the consumer's actor, is the consumer's
+        /// to run: act on it, then ask `next()` (which answers the end once it returned).
+        case teardown(TeardownWork)
         /// The teardown is in flight: ask `next()`, which waits for its return.
         case askAgain
         /// The stream ended because the consumer's task was cancelled.
@@ -491,7 +453,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// producer's), or the `nil` of a second concurrent iteration.
     @inlinable
     mutating func wokenWithNil() -> NilWakeupAction {
-        if let end = takeConsumersEnd() { return .takeEnd(end) }
+        if let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
         if teardownInFlight { return .askAgain }
         if takeCancellation() { return .cancelled }
         if case .terminated(let unreported?) = phase {

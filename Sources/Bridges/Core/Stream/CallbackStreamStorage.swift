@@ -40,6 +40,15 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         act(state.withLock { $0.consumerTerminated(cancelled: cancelled) })
     }
 
+    /// The iterator was released: the consumer ends the stream, as `terminateConsumer` does, where
+    /// it is released. A `for await` releases it on the actor it iterates on; one released
+    /// elsewhere does not run a main-actor teardown there (see `consumerTerminated`).
+    @usableFromInline
+    func iteratorReleased() {
+        let offTheMainQueue = !MainQueue.isCurrent
+        act(state.withLock { $0.consumerTerminated(cancelled: false, offTheMainQueue: offTheMainQueue) })
+    }
+
     /// The consumer's cancellation handler, on the cancelling thread: decides the end now (yields
     /// answer `.terminated` from here on, and the teardown learns `.cancelled`, whatever the
     /// producer does next), resumes waiting senders, and hands everything that runs user code or
@@ -49,19 +58,16 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// scheduled either. The consumer stays suspended until the teardown returned.
     @usableFromInline
     func cancelConsumer() {
-        let action = state.withLock { $0.consumerCancelled() }
-        if case .resumeSenders(let senders) = action {
-            for sender in senders { sender.resume(returning: Handoff(.terminated)) }
-            return
-        }
-        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) = action
+        guard
+            case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
+                state.withLock({ $0.consumerCancelled() })
         else { return }
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
         consumer?.resume(returning: Wakeup(.success(nil)))
         var runOnQueue: (Machine.Teardown, Machine.Termination)?
         switch teardown {
         case .runOnQueue(let held, let termination)?: runOnQueue = (held, termination)
-        case .enqueue(let held)?: enqueueTeardown(on: held)
+        case .enqueue(let held)?: enqueueTeardown(on: held, inCancellationHandler: true)
         case .runHere?: preconditionFailure("Internal inconsistency: a teardown to run in a cancellation handler")
         case nil: break
         }
@@ -91,12 +97,15 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock
     }
 
-    /// Acts on what the consumer ends itself (`takeConsumersEnd()`), outside the lock.
-    @inlinable
-    func act(_ end: Machine.ConsumersEnd) {
-        if let teardown = end.teardown { perform(teardown) }
-        report(end.discarded, [], to: undelivered)
-        withExtendedLifetime((end.discarded, end.demand)) {}  // released here, outside the lock
+    /// The consumer was handed `element` and its task is cancelled by the time it runs: returns
+    /// true if the element is undelivered (the cancellation ended the stream; reported here), and
+    /// ends the stream here if its cancellation handler has not yet.
+    @usableFromInline
+    func revokeHandedElement(_ element: Element) -> Bool {
+        let (revoked, action) = state.withLock { $0.handedElementWhileCancelled() }
+        act(action)
+        if revoked { undelivered?(element, .cancelled) }
+        return revoked
     }
 
     /// Reports the elements a consumer's end discarded (buffered, then those of waiting senders).
@@ -141,9 +150,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     /// Enqueues a job on the actor `teardown` was written on, which runs it there unless someone
     /// on that actor (the consumer, a builder) ran it first.
     @usableFromInline
-    func enqueueTeardown(on teardown: Machine.Teardown) {
+    func enqueueTeardown(on teardown: Machine.Teardown, inCancellationHandler: Bool = false) {
         guard let actor = teardown.isolation else {
-            runEnqueuedTeardown()  // a Cancellation cancelled by its holder: nothing left to run
+            // A Cancellation its holder already cancelled: nothing of it left to run, but what
+            // the teardown keeps (delegate proxies) is released there, never in a handler.
+            if inCancellationHandler { TeardownQueue.async { runEnqueuedTeardown() } } else { runEnqueuedTeardown() }
             return
         }
         ActorTeardowns.enqueue(on: actor) { runEnqueuedTeardown() }
@@ -170,7 +181,11 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         }
         let place: Machine.TeardownPlace
         if let teardownActor = teardown.isolation {
-            place = teardownActor === actor ? .consumersActor : .otherActor
+            if teardownActor === actor {
+                place = teardownActor === MainActor.shared ? .consumersMainActor : .consumersActor
+            } else {
+                place = .otherActor
+            }
         } else {
             place = .anywhere
         }
@@ -445,7 +460,7 @@ final class ConsumerToken<Element, Failure: Error> {
     init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
 
     @inlinable
-    deinit { storage.terminateConsumer(cancelled: false) }
+    deinit { storage.iteratorReleased() }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is

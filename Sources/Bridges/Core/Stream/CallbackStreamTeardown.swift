@@ -58,6 +58,13 @@ extension CallbackStreamStateMachine {
         case consumersActor = 1
         /// Made on another actor: enqueued there, whoever ends the stream.
         case otherActor = 2
+        /// `.consumersActor` where that actor is the main actor: the same, except that a release
+        /// of the iterator is taken for the consumer's only where the main queue runs it (which
+        /// Bridges can check for the main actor, and for no other actor).
+        case consumersMainActor = 3
+
+        /// Whether the consumer iterates on the actor the teardown was written on.
+        @inlinable var isTheConsumersActor: Bool { self == .consumersActor || self == .consumersMainActor }
     }
 
     /// What the thread that took the teardown does with it once the lock is released.
@@ -108,14 +115,14 @@ extension CallbackStreamStateMachine {
             case (.anywhere, .cancellationHandler):
                 teardown = .running
                 return .runOnQueue(held, termination)
-            case (.anywhere, _), (.consumersActor, .consumer):
+            case (.anywhere, _), (.consumersActor, .consumer), (.consumersMainActor, .consumer):
                 teardown = .running
                 return .runHere(held, termination)
-            case (.consumersActor, _), (.otherActor, _):
+            case (.consumersActor, _), (.consumersMainActor, _), (.otherActor, _):
                 teardown = .enqueued(held, termination)
                 return .enqueue(on: held)
             }
-        case .enqueued(let held, let enqueuedFor) where ender == .consumer && teardownPlace == .consumersActor:
+        case .enqueued(let held, let enqueuedFor) where ender == .consumer && teardownPlace.isTheConsumersActor:
             teardown = .running
             return .runHere(held, enqueuedFor)
         case .notYetReturned(let kept):
@@ -211,10 +218,6 @@ extension CallbackStreamStateMachine {
             consumer = nil
             phase = .terminated(unreported: nil)
             return (suspended, failure)
-        case .terminated where consumersEndIsWaiting:
-            // Resumed with nil to take what its end left it; its `next()` then answers the end.
-            consumer = nil
-            return (suspended, nil)
         case .terminated(let unreported):
             consumer = nil
             phase = .terminated(unreported: nil)
