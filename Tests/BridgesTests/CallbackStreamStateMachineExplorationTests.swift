@@ -112,8 +112,40 @@ struct CallbackStreamStateMachineExplorationTests {
             Issue.record("the consumer parks until the teardown returned")
             return
         }
-        #expect(early.teardownReturned().map { ContinuationStandIn.id(of: $0.0) } == 2)
+        #expect(early.teardownReturned() == nil, "the element the handler discarded is not reported yet")
+        #expect(early.reportsReturned().map { ContinuationStandIn.id(of: $0.0) } == 2)
         guard case .cancelled = early.wokenWithNil() else {
+            Issue.record("then it learns it was cancelled")
+            return
+        }
+        // The producer finished (its teardown ran and returned) with an element still buffered,
+        // then the handler of a consumer about to suspend discards it: no teardown is in flight,
+        // and still the loop ends only once the queue reported the element undelivered.
+        var drained = Machine(policy: .unbounded, builder: 0)
+        _ = drained.next()
+        _ = drained.builderReturned(Teardown(Cancellation()))
+        guard case .suspend = drained.next() else {
+            Issue.record("nothing buffered yet")
+            return
+        }
+        _ = drained.yield(1)
+        if case .finish(_, .runHere(_, .finished)?, _) = drained.finish(nil) {
+            _ = drained.teardownReturned()
+        } else {
+            Issue.record("finish() runs the nonisolated teardown on the producer's thread")
+        }
+        guard case .terminate(_, nil, _, nil, let undelivered, _) = drained.consumerCancelled(),
+            undelivered?.count == 1
+        else {
+            Issue.record("the handler discards the buffered element, with no teardown left to take")
+            return
+        }
+        guard case .suspended = drained.suspend(ContinuationStandIn.make(4)) else {
+            Issue.record("the consumer parks until the element was reported")
+            return
+        }
+        #expect(drained.reportsReturned().map { ContinuationStandIn.id(of: $0.0) } == 4)
+        guard case .cancelled = drained.wokenWithNil() else {
             Issue.record("then it learns it was cancelled")
             return
         }
@@ -366,6 +398,12 @@ private struct StreamModel: ExplorationModel {
     var queuedTeardown: (Teardown, CallbackStream<Int, Boom>.Termination)?
     /// The handler's teardown is on the queue, run or not, and has not returned.
     var queueHoldsTheTeardown = false
+    /// The elements the handler discarded, which the queue reports as undelivered (nil: no
+    /// reports handed to the queue).
+    var queuedReports: [Int]?
+    /// The queue reported them and, since it also runs the teardown, tells the machine only
+    /// once that returned (`reportsReturned()` after `teardownReturned()`).
+    var reportsReturnPending = false
     /// The app started the source again on the teardown's actor.
     var restarted = false
     /// The consumer's cancellation was decided while the stream was still live (its handler
@@ -426,7 +464,7 @@ private struct StreamModel: ExplorationModel {
         if !taskCancelled && consumer != .done { events.append(.cancelTask) }
         if teardownInFlight != nil { events.append(.teardownReturns) }
         if actorJobPending { events.append(.actorJob) }
-        if queuedTeardown != nil { events.append(.queueRuns) }
+        if queuedTeardown != nil || queuedReports != nil { events.append(.queueRuns) }
         if consumer == .done && builderRan && !restarted { events.append(.restart) }
         if builderRan && !sinkReleased {
             events.append(.yield)
@@ -639,10 +677,17 @@ private struct StreamModel: ExplorationModel {
             receive(element, &broken)
             consumer = .idle
         case .queueRuns:
-            // Bridges' teardown queue runs the teardown a cancellation handler handed it.
-            let (teardown, termination) = queuedTeardown!
-            queuedTeardown = nil
-            runTeardown(teardown, termination, then: .nothing, &broken)
+            // Bridges' teardown queue runs the work item a cancellation handler handed it: the
+            // teardown, then the reports of what the handler discarded, then their returns.
+            if let (teardown, termination) = queuedTeardown {
+                queuedTeardown = nil
+                runTeardown(teardown, termination, then: .nothing, &broken)
+            }
+            if let reports = queuedReports {
+                queuedReports = nil
+                for element in reports { markUndelivered(element, &broken) }
+                if queueHoldsTheTeardown { reportsReturnPending = true } else { reportsReturn(&broken) }
+            }
         case .registerDemand:
             handlers += 1
             let probe = self.probe
@@ -772,8 +817,20 @@ private struct StreamModel: ExplorationModel {
         delivered.append(element)
     }
 
+    /// The queue made the reports the cancellation handler handed it: the machine resumes a
+    /// consumer that waited for them.
+    mutating func reportsReturn(_ broken: inout [String]) {
+        if let (continuation, failure) = machine.reportsReturned() {
+            resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
+        }
+    }
+
     mutating func seeEnd(_ failure: Boom?, _ broken: inout [String]) {
         if endSeen != nil { broken.append("the consumer saw the end twice") }
+        // Its loop ends with every element accounted for: none still waits to be reported.
+        if queuedReports != nil || reportsReturnPending {
+            broken.append("the consumer saw the end before the elements its cancellation discarded were reported")
+        }
         endSeen = .some(failure)
         consumer = .done
         if builderRan && (probe.teardowns.count != 1 || teardownInFlight != nil) {
@@ -924,6 +981,10 @@ private struct StreamModel: ExplorationModel {
         if let (continuation, failure) = machine.teardownReturned() {
             resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
         }
+        if reportsReturnPending {
+            reportsReturnPending = false
+            reportsReturn(&broken)
+        }
         switch after {
         case .consumerLoops:
             consumer = .loop(asked: false)
@@ -951,9 +1012,13 @@ private struct StreamModel: ExplorationModel {
             if firstEnd == nil { firstEnd = "cancelled" }
             if builder != nil { broken.append("a cancellation handler released the builder") }
             if demand != nil { handlerStored = false }
-            for element in discarded?.snapshot ?? [] { markUndelivered(element, &broken) }
-            for sender in waitingSenders { markUndelivered(sender.element, &broken) }
-            discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
+            // Reported on the queue, never in the handler (user code).
+            let reports = (discarded?.snapshot ?? []) + waitingSenders.map(\.element)
+            if !reports.isEmpty {
+                if queuedReports != nil { broken.append("a cancellation handler discarded elements twice") }
+                queuedReports = reports
+            }
+            discardedByTheConsumer += reports.count
             for continuation in waitingSenders.compactMap(\.continuation) {
                 resumeSender(ContinuationStandIn.id(of: continuation), ".terminated", &broken)
             }
@@ -1015,7 +1080,7 @@ private struct StreamModel: ExplorationModel {
     // MARK: - Invariants
 
     var live: [Int] {
-        var held = machine.buffer.snapshot + machine.senders.map(\.element)
+        var held = machine.buffer.snapshot + machine.senders.map(\.element) + (queuedReports ?? [])
         if case .handed(let element) = consumer { held.append(element) }
         return held
     }
@@ -1047,7 +1112,8 @@ private struct StreamModel: ExplorationModel {
             if !held && !pending { broken.append("the consumer is suspended and nothing holds its continuation") }
         }
         if machine.consumer != nil {
-            if !live.isEmpty { broken.append("the consumer waits while \(live) could be taken") }
+            let takeable = machine.buffer.snapshot + machine.senders.map(\.element)
+            if !takeable.isEmpty { broken.append("the consumer waits while \(takeable) could be taken") }
             if case .finished = machine.phase, machine.teardownDone {
                 broken.append("the consumer waits for an end whose teardown has returned")
             }
@@ -1115,6 +1181,9 @@ private struct StreamModel: ExplorationModel {
         if !unresumed.isEmpty { broken.append("\(ending): continuations \(unresumed.sorted()) never resumed") }
         if actorJobPending { broken.append("\(ending): a job enqueued on the teardown's actor never ran") }
         if queuedTeardown != nil { broken.append("\(ending): a teardown handed to the queue never ran") }
+        if queuedReports != nil || reportsReturnPending {
+            broken.append("\(ending): the reports handed to the queue were never made")
+        }
         if builderRan && probe.teardowns.count != 1 {
             broken.append("\(ending): the teardown ran \(probe.teardowns.count) times")
         }
@@ -1163,7 +1232,7 @@ private struct StreamModel: ExplorationModel {
         default: parts.append("\(consumer)")
         }
         parts.append(
-            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(queueHoldsTheTeardown)\(restarted)\(cancelDecided)"
+            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(queueHoldsTheTeardown)\(queuedReports?.count ?? -1)\(reportsReturnPending)\(restarted)\(cancelDecided)"
         )
         parts.append(
             "\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)"

@@ -347,6 +347,10 @@ func callbackStreamCases() -> [SoakCase] {
             case (.enqueued, nil, "finished", "finished"):
                 return got == [i, -i] ? 1 : 0
             default:
+                // Says which combination broke the promise, so that a red run can be read.
+                print(
+                    "unexpected: yield answered \(answer), undelivered \(late.map { "\($0)" } ?? "none"),"
+                        + " teardown learned \(teardown ?? "nothing"), loop \(ending), delivered \(got) (round \(i))")
                 return 0
             }
         })

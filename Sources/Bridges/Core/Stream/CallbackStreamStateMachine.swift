@@ -85,7 +85,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
     /// Rarely written facts, in one byte (the inline slot's padding has no room for another
-    /// field): see ``reportedYieldAfterFinish``, ``demandRegistered`` and ``teardownPlace``.
+    /// field): see ``reportedYieldAfterFinish``, ``demandRegistered``, ``teardownPlace`` and
+    /// ``reportsInFlight``.
     @usableFromInline var marks: UInt8 = 0
     /// The consumer's task was cancelled before the stream ended, and the consumer has not been
     /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
@@ -98,6 +99,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable static var demandRegisteredMark: UInt8 { 2 }
     /// Two bits: the ``TeardownPlace``.
     @inlinable static var teardownPlaceShift: UInt8 { 2 }
+    @inlinable static var reportsInFlightMark: UInt8 { 16 }
 
     @inlinable
     init(
@@ -233,10 +235,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             phase = .terminated(unreported: nil)
             return .end(failure)
         case .terminated(let unreported):
-            // Ended while the teardown is in flight: wait for it (`teardownReturned()` resumes the
-            // consumer, which then asks `wokenWithNil()`), or run it here, as above.
+            // Ended while the teardown (or the cancellation's reports) is in flight: wait for it
+            // (`teardownReturned()` or `reportsReturned()` resumes the consumer, which then asks
+            // `wokenWithNil()`), or run the teardown here, as above.
             if mayRunTeardown, let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
-            if teardownInFlight { return .suspend }
+            if endInFlight { return .suspend }
             if let unreported {
                 phase = .terminated(unreported: nil)
                 cancellationUnreported = false
@@ -409,10 +412,15 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             phase = .terminated(unreported: nil)
         }
         let work = takeTeardown(.cancelled, by: ender)
-        // While the teardown is in flight, a suspended consumer stays: its return resumes it.
-        let suspendedConsumer = teardownInFlight ? nil : consumer
-        if suspendedConsumer != nil { consumer = nil }
         let waitingSenders = senders
+        let discarded = discardBuffer()
+        // A cancellation handler may not run `onUndelivered` (user code): the teardown queue
+        // reports what it discarded, and the loop ends only after that, as after the teardown.
+        if ender == .cancellationHandler, discarded != nil || !waitingSenders.isEmpty { reportsInFlight = true }
+        // While the teardown or the reports are in flight, a suspended consumer stays: their
+        // return resumes it.
+        let suspendedConsumer = endInFlight ? nil : consumer
+        if suspendedConsumer != nil { consumer = nil }
         let demand = demandHandler
         if let waitingState = waiting {
             waitingState.senders = []
@@ -423,7 +431,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             consumer: suspendedConsumer,
             senders: waitingSenders,
             teardown: work,
-            discarded: discardBuffer(),
+            discarded: discarded,
             demand: demand
         )
     }
@@ -454,7 +462,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @inlinable
     mutating func wokenWithNil() -> NilWakeupAction {
         if let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
-        if teardownInFlight { return .askAgain }
+        if endInFlight { return .askAgain }
         if takeCancellation() { return .cancelled }
         if case .terminated(let unreported?) = phase {
             phase = .terminated(unreported: nil)

@@ -72,16 +72,20 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         case nil: break
         }
         let undelivered = self.undelivered
+        // The machine marked these reports in flight (`reportsInFlight`) exactly when it handed
+        // something out to report.
+        let reports = discarded != nil || !senders.isEmpty
         // Moved to the queue's one work item, never shared: the state machine handed them out.
         let rest = Handoff((builder, senders, discarded, demand, runOnQueue))
         TeardownQueue.async {
             let (builder, senders, discarded, demand, runOnQueue) = rest.value
-            // The reports before the teardown's return, which resumes the parked consumer: its
-            // loop ends with every element accounted for.
+            // The reports before the returns, which resume the parked consumer: its loop ends
+            // after the teardown, with every element accounted for.
             if let (held, termination) = runOnQueue { held.runHere(termination) }
             report(discarded, senders, to: undelivered)
-            if runOnQueue != nil { teardownFinished() }
             withExtendedLifetime((builder, senders, discarded, demand)) {}
+            if runOnQueue != nil { teardownFinished() }
+            if reports { reportsFinished() }
         }
     }
 
@@ -143,6 +147,15 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
     @inlinable
     func teardownFinished() {
         if let (consumer, failure) = state.withLock({ $0.teardownReturned() }) {
+            consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
+        }
+    }
+
+    /// Tells the machine the cancellation's reports were made, and resumes a consumer that
+    /// waited for them.
+    @usableFromInline
+    func reportsFinished() {
+        if let (consumer, failure) = state.withLock({ $0.reportsReturned() }) {
             consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
         }
     }

@@ -189,6 +189,18 @@ extension CallbackStreamStateMachine {
         }
     }
 
+    /// The consumer's cancellation handler discarded elements (buffered, or of waiting senders)
+    /// that the teardown queue has not reported as undelivered yet: the loop waits for that, as
+    /// for the teardown, so that it ends with every element accounted for.
+    @inlinable var reportsInFlight: Bool {
+        get { marks & Self.reportsInFlightMark != 0 }
+        set { marks = newValue ? marks | Self.reportsInFlightMark : marks & ~Self.reportsInFlightMark }
+    }
+
+    /// Whether the consumer must wait before it sees the end: the teardown or the cancellation's
+    /// reports have not returned.
+    @inlinable var endInFlight: Bool { teardownInFlight || reportsInFlight }
+
     /// The builder returned its teardown, which may run at `place`. If the stream already ended,
     /// the consumer (whose first `next()` ran the builder) takes it as it would at the end.
     @inlinable
@@ -207,12 +219,26 @@ extension CallbackStreamStateMachine {
     }
 
     /// The teardown returned. If the consumer is waiting for the end (the producer finished and
-    /// the buffer is drained, or the consumer was cancelled), it is resumed with it now; a
-    /// cancelled consumer is resumed with nil and asks `takeCancellation()`.
+    /// the buffer is drained, or the consumer was cancelled) and nothing else is in flight, it is
+    /// resumed with it now; a cancelled consumer is resumed with nil and asks `takeCancellation()`.
     @inlinable
     mutating func teardownReturned() -> (Consumer, Failure?)? {
         teardown = .spent
-        guard let suspended = consumer else { return nil }
+        return consumerParkedForTheEnd()
+    }
+
+    /// The teardown queue reported the elements the cancellation handler discarded: resumes the
+    /// consumer as `teardownReturned()` does, if the teardown has returned too.
+    @inlinable
+    mutating func reportsReturned() -> (Consumer, Failure?)? {
+        reportsInFlight = false
+        return consumerParkedForTheEnd()
+    }
+
+    /// The consumer waiting for the end, taken to be resumed, once nothing is in flight.
+    @inlinable
+    mutating func consumerParkedForTheEnd() -> (Consumer, Failure?)? {
+        guard !endInFlight, let suspended = consumer else { return nil }
         switch phase {
         case .finished(let failure) where buffer.isEmpty:
             consumer = nil
