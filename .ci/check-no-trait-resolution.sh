@@ -46,10 +46,11 @@ MANIFEST
     (cd "$work" && swift package show-dependencies 2>&1)
 }
 
-# The package's location in place of its URL: `.package(url: "…/Bridges", from: "x")` becomes
-# `.package(name: "Bridges", path: "<root>")`, the rest of the line (traits) as written.
+# The package's location in place of its URL: `.package(url: "…/Bridges", branch: "main")` (or
+# `from:`/`revision:`) becomes `.package(name: "Bridges", path: "<root>")`, the rest of the line
+# (traits) as written.
 local_bridges() {
-    sed -E "s#\.package\(url: \"https://github.com/bridges-swift/Bridges\", from: \"[0-9.]+\"#.package(name: \"Bridges\", path: \"$root\"#"
+    sed -E "s#\.package\(url: \"https://github.com/bridges-swift/Bridges\", (from|branch|revision): \"[^\"]+\"#.package(name: \"Bridges\", path: \"$root\"#"
 }
 
 # The ```swift block after the first `<!-- snippet: manifest` comment following a heading.
