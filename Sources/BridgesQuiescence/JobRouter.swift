@@ -100,8 +100,9 @@ package final class JobRouter: Sendable {
 
     /// Opens a scope and attributes the current task to it. The first open scope installs the
     /// hook, saving the one it replaces. Returns the scope, and a failure to report if the hook
-    /// cannot be used or another library's hook was installed.
-    package func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
+    /// cannot be used or another library's hook was installed. `onMainQueue`: the scope's jobs
+    /// run on the main queue, taking turns with main-actor jobs (a `@MainActor` test body).
+    package func openScope(bound: Double, onMainQueue: Bool = false) async -> (ScopeExecutor, failure: String?) {
         _ = Self.mainQueueMarked
         let task = currentTaskID()
         // Every task created from here on has a greater id (the runtime counts them up).
@@ -109,7 +110,7 @@ package final class JobRouter: Sendable {
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, RuntimeEntryPoints.getJobTaskID != nil else {
             let scope = state.withLock { state in
                 state.nextScope += 1
-                return ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
+                return ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound, onMainQueue: onMainQueue)
             }
             return (scope, RuntimeEntryPoints.missingMessage)
         }
@@ -125,7 +126,7 @@ package final class JobRouter: Sendable {
                 failure = Self.hookReplaced
             }
             state.nextScope += 1
-            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
+            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound, onMainQueue: onMainQueue)
             state.scopes[scope.id] = scope
             if let task { state.tasks[task] = scope.id }
             return (scope, failure)

@@ -6,6 +6,13 @@
 // Scopes of tests that run in parallel each have their own executor: they run side by side
 // and never wait for each other.
 //
+// A scope opened by a main-actor test body (`onMainQueue`) gives its queue the main queue as
+// target: its jobs then run on the main queue, one at a time *with the main actor's jobs*, so
+// the body's main-actor jobs and the scope's jobs interleave only where the body suspends (the
+// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). The
+// scope still has its own queue and its own count: parallel tests stay independent, and only
+// share the main thread, as their main-actor bodies already do.
+//
 // Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
 // for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
 // looks at the executor every quarter of the bound: a job that has been running for longer
@@ -27,6 +34,9 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         let job: UnownedJob
         let taskID: UInt64
         let original: JobRouter.Original?
+        /// When it was queued: a scope on the main queue notices a main thread that never
+        /// gets to it.
+        let since: DispatchTime
     }
 
     private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
@@ -48,6 +58,8 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         var hookReported = false
 
         var queuedCount: Int { jobs.count - head }
+        /// The job queued longest, not started yet.
+        var oldestQueued: Queued? { head < jobs.count ? jobs[head] : nil }
         var pending: Int { queuedCount + (running == nil ? 0 : 1) }
 
         mutating func popFirst() -> Queued? {
@@ -75,16 +87,19 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
     package let bound: Double
+    /// Whether the scope's jobs run on the main queue, in turn with the main actor's.
+    package let onMainQueue: Bool
     private let state = LockedState(State())
     private let queue: DispatchQueue
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    package init(id: UInt64, watermark: UInt64, bound: Double) {
+    package init(id: UInt64, watermark: UInt64, bound: Double, onMainQueue: Bool = false) {
         self.id = id
         self.watermark = watermark
         self.bound = bound
-        queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
+        self.onMainQueue = onMainQueue
+        queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)", target: onMainQueue ? .main : nil)
         queue.setSpecific(key: Self.key, value: id)
         let timer = DispatchSource.makeTimerSource(queue: .global())
         watchdog = Watchdog(timer: timer)
@@ -123,18 +138,29 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
 
     private func watch() {
         let handOver = state.withLock { state -> [Queued] in
-            guard !state.released, let running = state.running, state.queuedCount > 0,
-                Self.seconds(since: running.since) > bound
-            else { return [] }
+            guard !state.released, state.queuedCount > 0 else { return [] }
+            let failure: String
+            if let running = state.running, Self.seconds(since: running.since) > bound {
+                failure =
+                    "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
+                    + "while \(state.queuedCount) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
+                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+            } else if onMainQueue, state.running == nil, let oldest = state.oldestQueued,
+                Self.seconds(since: oldest.since) > bound
+            {
+                failure =
+                    "withSerialTasks: \(state.queuedCount) job(s) of this @MainActor test's scope have waited \(Int(Self.seconds(since: oldest.since))) s for the main actor, which never got to them. "
+                    + "A main-actor job blocks the main thread (a semaphore, a lock, DispatchQueue.sync), most likely the test body waiting for one of them: "
+                    + "in a scope opened on the main actor, the scope's tasks take turns with the main actor's jobs. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+            } else {
+                return []
+            }
             state.released = true
             var handOver: [Queued] = []
             while let queued = state.popFirst() { handOver.append(queued) }
-            state.failures.append(
-                "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
-                    + "while \(handOver.count) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
-                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
-                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
-            )
+            state.failures.append(failure)
             return handOver
         }
         for queued in handOver { Self.runElsewhere(queued, on: self) }
@@ -154,7 +180,7 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     // MARK: - Jobs
 
     package func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
-        let queued = Queued(job: job, taskID: taskID, original: original)
+        let queued = Queued(job: job, taskID: taskID, original: original, since: .now())
         let released = state.withLock { state -> Bool in
             if state.released { return true }
             state.jobs.append(queued)
@@ -207,8 +233,8 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     package func unignore(_ task: UInt64?) {
         guard let task else { return }
         state.withLock { state in
-            state.ignored[task]! -= 1
-            if state.ignored[task] == 0 { state.ignored[task] = nil }
+            let count = (state.ignored[task] ?? 1) - 1
+            state.ignored[task] = count > 0 ? count : nil
         }
     }
 
