@@ -56,6 +56,8 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         var failures: [String] = []
         /// Whether this scope already reported that the enqueue hook is not its router's.
         var hookReported = false
+        /// Whether this scope already reported work of a task made before it (see `noteUntracked`).
+        var untrackedReported = false
 
         var queuedCount: Int { jobs.count - head }
         /// The job queued longest, not started yet.
@@ -82,23 +84,23 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     package let id: UInt64
-    /// Tasks with a greater id were created after this scope opened.
-    package let watermark: UInt64
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
     package let bound: Double
     /// Whether the scope's jobs run on the main queue, in turn with the main actor's.
     package let onMainQueue: Bool
+    /// The test that opened the scope, if the test framework says (see `JobRouter.currentTest`).
+    package let test: String?
     private let state = LockedState(State())
     private let queue: DispatchQueue
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    package init(id: UInt64, watermark: UInt64, bound: Double, onMainQueue: Bool = false) {
+    package init(id: UInt64, bound: Double, onMainQueue: Bool = false, test: String? = nil) {
         self.id = id
-        self.watermark = watermark
         self.bound = bound
         self.onMainQueue = onMainQueue
+        self.test = test
         queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)", target: onMainQueue ? .main : nil)
         queue.setSpecific(key: Self.key, value: id)
         let timer = DispatchSource.makeTimerSource(queue: .global())
@@ -127,6 +129,44 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
 
     /// The scope ended: no more watching.
     package func stop() { watchdog.timer.cancel() }
+
+    /// Work of a task made before the scope opened, which the scope cannot track.
+    package enum Untracked {
+        /// The scope's code resumed the task (a continuation it waits on, a stream it consumes).
+        case resumedBeforeScope(UInt64)
+        /// The task, made by this scope's test, resumed one of the scope's tasks.
+        case resumedTheScope(UInt64)
+        /// The task, made by this scope's test, left the main actor and started work of its own.
+        case leftTheMainActor(UInt64)
+
+        package var task: UInt64 {
+            switch self {
+            case .resumedBeforeScope(let task), .resumedTheScope(let task), .leftTheMainActor(let task): task
+            }
+        }
+    }
+
+    /// Records, once per scope, a failure for work the scope cannot see: reported on the test's
+    /// task by the next `runUntilIdle()` or by the end of the scope.
+    package func noteUntracked(_ what: Untracked) {
+        let what =
+            switch what {
+            case .resumedBeforeScope(let task):
+                "this scope's code resumed task #\(task), which was created before the scope opened"
+            case .resumedTheScope(let task):
+                "task #\(task) of this test was created before the scope opened, and it resumed a task of the scope"
+            case .leftTheMainActor(let task):
+                "task #\(task) of this test was created before the scope opened; it left the main actor and started work of its own"
+            }
+        let message =
+            "withSerialTasks: \(what). It runs beside the scope's tasks, untracked: runUntilIdle() does not wait for it, and it is not serialised with them. "
+            + "Create what starts it (a view model whose init subscribes, a Recorder, a suite-level `let`) inside withSerialTasks { … }."
+        state.withLock { state in
+            guard !state.untrackedReported else { return }
+            state.untrackedReported = true
+            state.failures.append(message)
+        }
+    }
 
     /// Failures the watchdog found since the last call.
     package func takeFailures() -> [String] {

@@ -31,8 +31,13 @@ import Dispatch
 /// synchronous calls of the body never have a tracked task (a ``Recorder``'s) run between
 /// them. ``TestClock`` settles the same way before and after waking each sleeper.
 ///
-/// Start the code under test inside the scope: a task created before it runs beside the test
-/// until tracked code resumes it.
+/// Start the code under test inside the scope: a task created before it (by a view model whose
+/// `init` subscribes, made on the line before, or a suite-level `let`) runs beside the test,
+/// untracked. The scope reports it, once, at this call's line or the next `runUntilIdle()`'s,
+/// when it sees it: when the scope's code resumes such a task, and, under Swift Testing, when
+/// a task of this test made before the scope resumes the scope's tasks, or leaves the main actor
+/// and starts work of its own there. (A main-actor task made before the scope that stays on the
+/// main actor is not seen: `runUntilIdle()` drains it by its rounds through the main actor.)
 ///
 /// - Important: What runs in parallel, and the exact guarantee:
 ///   - **Parallel tests**: each scope has its own executor. Tests in parallel (Swift Testing's
@@ -67,7 +72,7 @@ import Dispatch
 ///     before the scope, actors with custom executors, task executor preferences, and real-time
 ///     `Task.sleep` (not runnable, so it does not delay idleness). `runUntilIdle()` does not
 ///     wait for them. A task created before the scope is not pulled in when tracked code
-///     resumes it: start the code under test inside the scope.
+///     resumes it (it is reported, see above): start the code under test inside the scope.
 ///   - **Never a hang**: `runUntilIdle` waits at most a bound of real time (30 s by default,
 ///     `withSerialTasks(timeout:)`, ``runUntilIdle(timeout:fileID:line:)``), then records a
 ///     failure saying what it was waiting for. A tracked task that blocks its thread waiting for
@@ -112,13 +117,17 @@ private func withSerialTasks<R>(
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
     if JobRouter.currentScope != nil { return try await operation() }  // nested: the outer scope tracks it
+    TestIdentity.install()
     // A main-actor body: the scope's jobs run on the main queue, in turn with the body's own.
     let onMainActor = isolation.map { $0 === MainActor.shared } ?? false
-    let (scope, openFailure) = await JobRouter.shared.openScope(bound: bound, onMainQueue: onMainActor)
+    let (scope, openFailure) = JobRouter.shared.openScope(bound: bound, onMainQueue: onMainActor)
     if let openFailure { _reportTestFailure(openFailure, fileID: fileID, line: line) }
     defer {
         if let failure = JobRouter.shared.close(scope) { _reportTestFailure(failure, fileID: fileID, line: line) }
+        // What the scope noticed after the body returned (below), until it closed.
+        for failure in scope.takeFailures() { _reportTestFailure(failure, fileID: fileID, line: line) }
     }
+    await JobRouter.shared.setWatermark(of: scope)
     return try await JobRouter.$scope.withValue(
         scope.id,
         operation: {
