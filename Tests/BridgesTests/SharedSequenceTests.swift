@@ -196,7 +196,7 @@ struct SharedSequenceTests {
             for (task, _) in consumers { await task.value }
             for (index, (_, seen)) in consumers.enumerated() {
                 let sorted = seen.values.sorted()
-                let expected = index == consumers.count - 1 ? Array(1...sorted.count) : Array(1...total)
+                let expected = index == consumers.count - 1 ? Array(1..<sorted.count + 1) : Array(1...total)
                 #expect(sorted == expected, "consumer \(index): \(sorted.count) elements accounted for")
             }
             #expect(shared.consumerCount == 0)

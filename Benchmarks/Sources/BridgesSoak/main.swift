@@ -30,7 +30,7 @@ func selected(_ soak: SoakCase) -> Bool {
 }
 
 let all = diagnosticsCases() + singleShotCases() + callbackStreamCases() + broadcastCases()
-    + foundationCases() + combineCases() + lifetimeCases()
+    + foundationCases() + combineCases() + lifetimeCases() + stressCases()
 
 print(pad("kind", 52), lpad("ops", 8), lpad("elements", 10), lpad("reports", 8), lpad("heap Δ", 10), lpad("B/op", 8), lpad("s", 6), " result")
 func printRow(_ r: SoakResult) {

@@ -29,10 +29,15 @@ final class DrivenUpstream<Failure: Error>: Sendable {
         }
     }
 
-    /// The sink of the next iteration to start (waits for it).
-    func nextIteration() async -> Sink {
+    /// The sink of the next iteration to start (waits for it). If the test is cancelled first
+    /// (its time limit), records an issue and returns an ended stream's sink, so that the test
+    /// fails instead of crashing the run.
+    func nextIteration(sourceLocation: SourceLocation = #_sourceLocation) async -> Sink {
         for await sink in sinks { return sink }
-        preconditionFailure("the upstream's iterations are never finished")
+        Issue.record(
+            "the wait for the upstream's next iteration ended before it started: the test was cancelled (its time limit?)",
+            sourceLocation: sourceLocation)
+        return await endedSink()
     }
 
     var starts: Int { log.values.filter { $0 == "start" }.count }
