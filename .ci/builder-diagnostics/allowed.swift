@@ -92,3 +92,28 @@ func otherShapes() async throws {
         Cancellation { request.cancel() }
     }
 }
+
+/// A clock injected as an existential (the app's `ContinuousClock`, the tests' `TestClock`).
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+func injectedClock(_ clock: any Clock<Duration>) async throws -> Int {
+    try await withCallback(timeout: .after(.seconds(5), on: clock)) { done in
+        let request = load(1, completion: done)
+        return Cancellation { request.cancel() }
+    }
+}
+
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+func injectedClockBuilderBody(_ clock: any Clock<Duration>) async throws {
+    try await withCallback(timeout: .after(.seconds(5), on: clock)) { done in
+        let request = animate(completion: done)
+        Cancellation { request.cancel() }
+    }
+}
+
+/// A concrete clock still takes the generic form (no ambiguity with the existential one).
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+func concreteClock() async throws -> Int {
+    try await withCallback(timeout: .after(.seconds(5), on: ContinuousClock())) { done in
+        start(completion: done)
+    }
+}

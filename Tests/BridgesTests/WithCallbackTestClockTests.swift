@@ -43,6 +43,42 @@ struct WithCallbackTestClockTests {
         await clock.expectNoPendingSleepers()  // the timeout's sleep was cancelled, not left behind
     }
 
+    /// The clock injected as an existential, the way an app injects it (`ContinuousClock` in
+    /// the app, `TestClock` in its tests): `.after(_:on:)` takes `any Clock<Duration>`.
+    @MainActor @Test func timeout_onAnInjectedExistentialClock_firesAtTheDeadline() async throws {
+        @MainActor final class ProfileViewModel {
+            let api: FakeCompletionAPI<Int, String>
+            let clock: any Clock<Duration>
+            init(api: FakeCompletionAPI<Int, String>, clock: any Clock<Duration>) {
+                self.api = api
+                self.clock = clock
+            }
+            func name(of id: Int) async throws -> String {
+                try await withCallback(timeout: .after(.seconds(5), on: clock)) { done in
+                    let request = api.call(id, completion: done)
+                    return Cancellation { request.cancel() }
+                }
+            }
+        }
+        let clock = TestClock()
+        let api = FakeCompletionAPI<Int, String>()
+        let leaks = LeakTracker()
+        do {
+            let model = ProfileViewModel(api: api, clock: clock)
+            leaks.track(model)
+            let task = Task { try await model.name(of: 1) }
+            let invocation = try await api.nextInvocation()
+            await clock.waitForSleepers(1)
+            await clock.advance(by: .milliseconds(4_999))
+            #expect(!invocation.isCancelled)
+            await clock.advance(by: .milliseconds(1))
+            await #expect(throws: BridgeError.timedOut) { try await task.value }
+            await invocation.waitForCancellation()
+            await clock.expectNoPendingSleepers()
+        }
+        await leaks.expectAllReleased()
+    }
+
     @Test func fakeDrivenMisuse_isReportedAsTestFailures() async throws {
         let api = FakeCompletionAPI<Int, String>()
         await withKnownIssue("a double callback fails the test at the bridge's call site") {

@@ -11,6 +11,17 @@
 ///
 /// When the timeout elapses the awaiting task throws ``BridgeError/timedOut`` and the
 /// `Cancellation` returned by the body runs, exactly as for task cancellation.
+///
+/// Inject the clock as an existential (a `ContinuousClock` in the app, a `TestClock` in its
+/// tests), or inject the timeout itself, which also serves clocks and schedulers of other kinds
+/// (``custom(_:sleep:)``):
+/// <!-- snippet: body — in a method of a `@MainActor` view model with `api` and a `clock` -->
+/// ```swift
+/// let injected: any Clock<Duration> = clock           // a TestClock in the tests
+/// let items = try await withCallback(timeout: .after(.seconds(5), on: injected)) { done in api.load(completion: done) }
+/// let timeout: BridgeTimeout = .after(.seconds(5), on: clock)
+/// let again = try await withCallback(timeout: timeout) { done in api.load(completion: done) }
+/// ```
 public struct BridgeTimeout: Sendable, CustomStringConvertible {
     @usableFromInline let sleep: @Sendable () async throws -> Void
     public let description: String
@@ -21,6 +32,15 @@ public struct BridgeTimeout: Sendable, CustomStringConvertible {
     /// Waits `duration` on `clock`.
     @available(BridgesClock, *)
     public static func after<C: Clock>(_ duration: C.Duration, on clock: C) -> BridgeTimeout {
+        BridgeTimeout(
+            sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)",
+            span: "\(duration)")
+    }
+
+    /// Waits `duration` on a clock injected as an existential (`let clock: any Clock<Duration>`,
+    /// a `ContinuousClock` in the app and a `TestClock` in its tests).
+    @available(BridgesClock, *)
+    public static func after(_ duration: Duration, on clock: any Clock<Duration>) -> BridgeTimeout {
         BridgeTimeout(
             sleep: { try await clock.sleep(for: duration) }, description: "timeout after \(duration)",
             span: "\(duration)")
