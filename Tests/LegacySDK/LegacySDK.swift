@@ -93,6 +93,12 @@ public final class LegacyWeatherClient {
     }
 }
 
+/// A service protocol as Swift 5 SDKs declare them, the seam an app's code depends on so that
+/// its tests can swap the implementation: the completion handler is not `@Sendable`.
+public protocol LegacyCitySearch: AnyObject {
+    func searchCities(matching query: String, completion: @escaping (Result<[String], Error>) -> Void)
+}
+
 /// A value type the SDK did mark `Sendable`, as SDKs do for plain values (CLLocationCoordinate2D).
 public struct Location: Equatable, Sendable {
     public let latitude: Double

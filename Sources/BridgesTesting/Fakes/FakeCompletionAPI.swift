@@ -22,8 +22,22 @@
 /// `Value` need not be `Sendable`, as `withCallback`'s need not: the fake never stores a value,
 /// and the test hands each one over (`sending`) to the call it completes, which passes it on
 /// once to the code under test.
+///
+/// The completion handler need not be `Sendable` either, as a Swift 5 SDK's are not: a fake of
+/// the SDK's own protocol passes its handler straight on.
+/// ```swift
+/// final class FakeCitySearch: LegacyCitySearch {
+///     let api = FakeCompletionAPI<String, [String]>()
+///     func searchCities(matching query: String, completion: @escaping (Result<[String], any Error>) -> Void) {
+///         api.call(query, completion: completion)
+///     }
+/// }
+/// ```
+/// The fake calls the handler on the thread that calls `complete`, `fail` or `callTwice`, once,
+/// as a legacy API calls back on a queue of its own: a handler that must run on an actor hops
+/// there itself (a bridge's `done` is `Sendable` and may be called from anywhere).
 public final class FakeCompletionAPI<Request: Sendable, Value>: Sendable {
-    public typealias Completion = @Sendable (Result<Value, any Error>) -> Void
+    public typealias Completion = (Result<Value, any Error>) -> Void
 
     /// One call the code under test made.
     public final class Invocation: Sendable, CustomStringConvertible {
@@ -42,7 +56,10 @@ public final class FakeCompletionAPI<Request: Sendable, Value>: Sendable {
         init(index: Int, request: Request, completion: @escaping Completion) {
             self.index = index
             self.request = request
-            self.state = LockedState(State(completion: completion))
+            // Vouched for: the handler is reached only through the lock, taken out once (by
+            // `complete`, `fail`, `callTwice` or `drop`) and called by the test's thread, as a
+            // legacy API calls a handler that it was given from its own queue.
+            self.state = LockedState(vouchingFor: State(completion: completion))
         }
 
         /// The `Cancellation` this call returned has run: cancellation reached the legacy API.

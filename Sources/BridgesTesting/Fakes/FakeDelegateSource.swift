@@ -37,8 +37,25 @@ public protocol FakeSourceDelegate: AnyObject {
 /// ```
 /// The test then calls ``yield(_:)`` (or scripts ``whenStarted``) and checks ``calls``:
 /// `[.delegateSet, .start, .stop, .delegateCleared]` once the stream's teardown has run.
-public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
-    public typealias Event = Delegate.Event
+///
+/// It also stands in for the SDK's own manager behind the app's seam, a protocol the real
+/// manager conforms to, with no fake class to write: `Delegate` is then the SDK's delegate
+/// protocol, one line conforms the fake to the seam, and ``send(_:)`` calls the delegate's
+/// methods:
+/// ```swift
+/// protocol LocationManaging: AnyObject {
+///     var delegate: (any LegacyLocationDelegate)? { get set }
+///     func start()
+///     func stop()
+/// }
+/// extension LegacyLocationManager: LocationManaging {}
+/// extension FakeDelegateSource: LocationManaging where Delegate == any LegacyLocationDelegate {}
+///
+/// func fakeManager() -> any LocationManaging { FakeDelegateSource<any LegacyLocationDelegate>() }
+/// // in the test: manager.send { $0.locationManager(system, didUpdate: location) }
+/// ```
+/// Other requirements of the seam (a property, a permission request) go in the same extension.
+public final class FakeDelegateSource<Delegate> {
 
     /// What the code under test did to the manager, in order.
     public enum Call: Equatable, Sendable, CustomStringConvertible {
@@ -61,10 +78,16 @@ public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
         }
     }
 
-    /// Held weakly, as legacy managers hold their delegates.
-    public weak var delegate: Delegate? {
-        didSet { calls.append(delegate == nil ? .delegateCleared : .delegateSet) }
+    /// Held weakly, as legacy managers hold their delegates (a class, or a class-bound protocol's
+    /// existential such as `any CLLocationManagerDelegate`).
+    public var delegate: Delegate? {
+        get { held as? Delegate }
+        set {
+            held = newValue.map { $0 as AnyObject }
+            calls.append(held == nil ? .delegateCleared : .delegateSet)
+        }
     }
+    private weak var held: AnyObject?
 
     /// Every call the code under test made, in order.
     public private(set) var calls: [Call] = []
@@ -97,14 +120,27 @@ public final class FakeDelegateSource<Delegate: FakeSourceDelegate> {
     public var startCount: Int { calls.filter { $0 == .start }.count }
     public var stopCount: Int { calls.filter { $0 == .stop }.count }
 
+    /// Calls `deliver` with the delegate, synchronously, if the manager is running and its
+    /// delegate is still alive, as the manager does with each event (`$0.locationManager(…,
+    /// didUpdate: …)`); returns whether a delegate received it (`false` after `stop()`, or when
+    /// nobody kept the delegate alive).
+    @discardableResult
+    public func send(_ deliver: (Delegate) -> Void) -> Bool {
+        guard isRunning, let delegate else { return false }
+        deliver(delegate)
+        return true
+    }
+}
+
+extension FakeDelegateSource where Delegate: FakeSourceDelegate {
+    public typealias Event = Delegate.Event
+
     /// Delivers `event` to the delegate, synchronously, if the manager is running and its
     /// delegate is still alive; returns whether a delegate received it (`false` after `stop()`,
     /// or when nobody kept the delegate alive).
     @discardableResult
     public func yield(_ event: Event) -> Bool {
-        guard isRunning, let delegate else { return false }
-        delegate.source(didReceive: event)
-        return true
+        send { $0.source(didReceive: event) }
     }
 
     /// Reports `error` to the delegate and stops running, as a manager that failed does;
