@@ -99,6 +99,17 @@ public protocol LegacyCitySearch: AnyObject {
     func searchCities(matching query: String, completion: @escaping (Result<[String], Error>) -> Void)
 }
 
+/// A value the SDK reports many times (a sensor's reading): a struct of plain values that the
+/// Swift 5 SDK never marked `Sendable`.
+public struct Reading: Equatable {
+    public let value: Double
+    public let unit: String
+    public init(value: Double, unit: String) {
+        self.value = value
+        self.unit = unit
+    }
+}
+
 /// A value type the SDK did mark `Sendable`, as SDKs do for plain values (CLLocationCoordinate2D).
 public struct Location: Equatable, Sendable {
     public let latitude: Double

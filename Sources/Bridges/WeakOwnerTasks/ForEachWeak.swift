@@ -59,7 +59,9 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///
     /// - Requires: a `Sendable` sequence with `Sendable` elements (stdlib `map`/`filter` over such
     ///   a sequence qualify), and a `Sendable` owner: a `@MainActor` class, an actor, or a
-    ///   `Sendable` class.
+    ///   `Sendable` class. The handler may run in another isolation than the loop, so an element
+    ///   that is not `Sendable` could be shared between them: a Swift 5 SDK's struct of plain
+    ///   values is made `Sendable` once, in the app (MIGRATION.md, "Swift 6 with legacy types").
     /// - Parameters:
     ///   - owner: The object on whose behalf the sequence is consumed. Held weakly.
     ///   - bag: The owner's bag. Its deallocation (or `cancelAll()`) cancels the loop.
