@@ -99,8 +99,18 @@ public final class ChunkSource: @unchecked Sendable {
     public func cancel() {}
 }
 
-/// A delegate for the legacy manager that forwards to a stream's sink.
-public final class LocationDelegate: LegacyLocationDelegate {
+/// A delegate for the legacy manager that forwards to a stream's sink, on Bridges' base class.
+public final class LocationDelegate: DelegateProxy<Location, any Error>, LegacyLocationDelegate, @unchecked Sendable {
+    public func locationManager(_ manager: LegacyLocationManager, didUpdate location: Location) {
+        sink.yield(location)
+    }
+    public func locationManager(_ manager: LegacyLocationManager, didFailWithError error: Error) {
+        sink.finish(throwing: error)
+    }
+}
+
+/// The same delegate as a plain class of the app's own.
+public final class LocationForwarder: LegacyLocationDelegate {
     let sink: CallbackStream<Location, any Error>.Sink
     public init(_ sink: CallbackStream<Location, any Error>.Sink) { self.sink = sink }
     public func locationManager(_ manager: LegacyLocationManager, didUpdate location: Location) {

@@ -2,6 +2,9 @@ import Bridges
 import ExampleSupport
 import Foundation
 
+// A child process (`Process`): macOS and Linux only. iOS, tvOS, watchOS and visionOS have none.
+#if os(macOS) || os(Linux)
+
 /// What a run of the example observed: checked by `main` and by ExamplesTests.
 public struct LogTailerReport: Sendable {
     /// Lines of a command that prints 500 log lines and exits 0, read by a consumer that
@@ -92,3 +95,5 @@ public func runLogTailer(log: @Sendable (String) -> Void = { print($0) }) async 
         naiveStillRunningAfterBreak: naiveStillRunning, adapterLines: adapterLines
     )
 }
+
+#endif

@@ -1,5 +1,8 @@
 import Foundation
 
+// A child process (`Process`): macOS and Linux only. iOS, tvOS, watchOS and visionOS have none.
+#if os(macOS) || os(Linux)
+
 // snippet:begin logTailer.before
 /// The version most codebases start with: `readabilityHandler` feeding an `AsyncStream`.
 ///
@@ -27,3 +30,5 @@ public func naiveProcessOutput(_ command: String) throws -> (chunks: AsyncStream
     return (chunks, process)
 }
 // snippet:end logTailer.before
+
+#endif

@@ -2,6 +2,9 @@ import Bridges
 import ExampleSupport
 import Foundation
 
+// A child process (`Process`): macOS and Linux only. iOS, tvOS, watchOS and visionOS have none.
+#if os(macOS) || os(Linux)
+
 /// How a child process ended.
 public struct ProcessExit: Sendable, Equatable, CustomStringConvertible {
     public var status: Int32
@@ -109,3 +112,5 @@ final class ExitStatus: Sendable {
         }
     }
 }
+
+#endif

@@ -4,7 +4,7 @@ import Foundation
 // Example code, not part of Bridges: the small operators this screen needs that Bridges does not
 // ship (swift-async-algorithms has `removeDuplicates()`, `chain` for prepend, and `combineLatest`),
 // each a `CallbackStream` so that leaving the loop tears everything down. The time-based one,
-// `debounce(for:clock:)`, and the cancel-previous `collectLatest(weak:in:)` are Bridges' own.
+// `debounce(for:clock:buffering:)`, and the cancel-previous `collectLatest(weak:in:)` are Bridges' own.
 
 @available(BridgesTypedSequence, *)  // AsyncSequence.Failure
 extension AsyncSequence where Self: Sendable, Element: Sendable, Failure == Never {

@@ -17,7 +17,7 @@ public final class AsyncSearchModel: SearchScreenModel, Sendable {
         where Catalog.Element == [Movie], Catalog.Failure == Never
     {
         let query = searchText.stream
-            .debounce(for: .milliseconds(searchDebounce), clock: clock)
+            .debounce(for: .milliseconds(searchDebounce), clock: clock, buffering: .unbounded)
             .prepend("")                                  // the empty query shows everything at once
             .removeDuplicates()
         combineLatest(query, catalog)

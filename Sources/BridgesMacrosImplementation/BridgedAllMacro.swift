@@ -20,7 +20,6 @@ public struct BridgedAllMacro: ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         let isProtocol = declaration.is(ProtocolDeclSyntax.self)
-        let isActor = declaration.is(ActorDeclSyntax.self)
         // A protocol's requirements have the protocol's access level; an extension's members
         // would default to internal, so the protocol's level is written on each.
         var defaultAccess: String? = nil
@@ -33,39 +32,40 @@ public struct BridgedAllMacro: ExtensionMacro {
                 }
             }
         }
-        let placement = Placement(
-            isMember: true, isolatedContext: isActor || declaration.attributes.hasGlobalActor)
+        let placement = Placement(members: declaration)
         let timeout = node.argument(named: "timeout")
+        let functions = declaration.memberBlock.members.compactMap { $0.decl.as(FunctionDeclSyntax.self) }
+        // The async methods the type already declares, by name and argument labels.
+        let asyncForms = Set(
+            functions.filter { $0.signature.effectSpecifiers?.asyncSpecifier != nil }.map {
+                Signature(function: $0).asyncKey(keeping: Signature(function: $0).parameters)
+            })
 
         var overloads: [DeclSyntax] = []
         var notCandidates: [String] = []
-        for member in declaration.memberBlock.members {
-            guard let function = member.decl.as(FunctionDeclSyntax.self) else { continue }
+        for function in functions {
             let signature = Signature(function: function)
+            let isAsync = function.signature.effectSpecifiers?.asyncSpecifier != nil
+            // On a protocol, `@Bridged(…)` on a requirement says how to bridge it (it reports its
+            // own mistakes); on a type, `@Bridged` writes the overload itself.
+            let configuration = isProtocol ? function.attributes.attribute(named: "Bridged") : nil
             let marked = ["Bridged", "BridgedCompletion", "NotBridged"].contains {
                 function.attributes.contains(named: $0)
             }
-            let isAsync = function.signature.effectSpecifiers?.asyncSpecifier != nil
-            let handler = signature.parameters.last.map { readHandler($0.type) } ?? .notAHandler
-            if marked || isAsync {
+            let hasClosure = signature.parameters.contains { readHandler($0.type).isClosure }
+            if isAsync || (marked && configuration == nil)
+                || (!hasClosure && HandlerChoice.suspectedAlias(signature) == nil)
+            {
                 notCandidates.append(signature.fullName)
                 continue
             }
-            if case .notAHandler = handler {
-                notCandidates.append(signature.fullName)
-                continue
-            }
-            let overload = AsyncOverload(
-                signature: signature, placement: placement, timeout: timeout, defaultAccess: defaultAccess)
-            do {
-                overloads.append(try overload.make())
-            } catch {
+            func skip(_ why: String) {
                 context.diagnose(
                     Diagnostic(
                         node: node,
                         message: BridgesMacroMessage.warning(
                             "skipped",
-                            "@BridgedAll skipped '\(signature.fullName)': \(error.message.message) (mark it @NotBridged to silence this)"
+                            "@BridgedAll skipped '\(signature.fullName)': \(why) (mark it @NotBridged to silence this)"
                         ),
                         highlights: [Syntax(function.name)],
                         notes: [
@@ -74,6 +74,22 @@ public struct BridgedAllMacro: ExtensionMacro {
                                 message: BridgesNote(message: "'\(signature.fullName)' declared here"))
                         ]
                     ))
+            }
+            do {
+                let overload = AsyncOverload(
+                    signature: signature, placement: placement,
+                    options: try BridgedOptions(configuration, timeout: timeout),
+                    defaultAccess: defaultAccess, attribute: nil)
+                let key = signature.asyncKey(keeping: try overload.keptParameters())
+                if asyncForms.contains(key) {
+                    skip(
+                        "\(isProtocol ? "the protocol" : "the type") already declares its async form, '\(key)'; two would be an invalid redeclaration"
+                    )
+                    continue
+                }
+                overloads.append(try overload.make())
+            } catch {
+                if configuration == nil { skip(error.message.message) }
             }
         }
         if !notCandidates.isEmpty {

@@ -101,6 +101,14 @@ public struct BridgedCompletionMacro: PeerMacro {
             /// `\(label)` is called exactly once, \(deliverySentence), with what the work returned or threw.
             /// \(cancelledSentence)
             """
+        // The value crosses from the work's task to the handler's thread, so Swift 6 requires it
+        // to be `Sendable`; the compiler's error then lands on this line, which says why.
+        let sendableNote =
+            value.map {
+                AsyncOverload.values.contains($0)
+                    ? "" : "  // '\($0)' crosses to the handler's thread: it must be Sendable"
+            }
+            ?? ""
         var parametersText = Signature.declare(parameters)
         parametersText += (parametersText.isEmpty ? "" : ", ") + "\(label): @escaping \(isolation) \(handlerType)"
 
@@ -108,7 +116,7 @@ public struct BridgedCompletionMacro: PeerMacro {
             \(doc)
             @discardableResult
             \(signature.attributes)\(signature.modifiers(defaultAccess: nil, async: false))func \(function.name.text)\(signature.generics)(\(parametersText)) -> Cancellation\(signature.whereClause) {
-                withCompletion(\(bridgeArguments.joined(separator: ", "))) {
+                withCompletion(\(bridgeArguments.joined(separator: ", "))) {\(sendableNote)
                     \(call)
                 }
             }

@@ -20,27 +20,48 @@ public struct BridgedMacro: PeerMacro {
                     )))
             return []
         }
-        if context.lexicalContext.first?.is(ProtocolDeclSyntax.self) == true {
-            // A peer in a protocol would be a requirement with a body, which Swift does not allow.
-            context.diagnose(
-                Diagnostic(
-                    node: node,
-                    message: BridgesMacroMessage.error(
-                        "protocolRequirement",
-                        "@Bridged cannot add an async method to a protocol's requirements; put @BridgedAll on the protocol instead, which adds the async forms in an extension"
-                    ),
-                    fixIts: [
-                        FixIt(
-                            message: BridgesFixIt(message: "Remove '@Bridged'"),
-                            changes: [.replace(oldNode: Syntax(node), newNode: Syntax(AttributeListSyntax([])))])
-                    ]))
+        if let proto = context.lexicalContext.first?.as(ProtocolDeclSyntax.self) {
+            guard proto.attributes.contains(named: "BridgedAll") else {
+                // A peer in a protocol would be a requirement with a body, which Swift does not allow.
+                context.diagnose(
+                    Diagnostic(
+                        node: node,
+                        message: BridgesMacroMessage.error(
+                            "protocolRequirement",
+                            "@Bridged cannot add an async method to a protocol's requirements; put @BridgedAll on the protocol, which adds the async forms in an extension (@Bridged(…) on a requirement then says how to bridge that one)"
+                        ),
+                        fixIts: [
+                            FixIt(
+                                message: BridgesFixIt(message: "Remove '@Bridged'"),
+                                changes: [.replace(oldNode: Syntax(node), newNode: Syntax(AttributeListSyntax([])))])
+                        ]))
+                return []
+            }
+            // A requirement of a @BridgedAll protocol: the attribute configures the overload
+            // @BridgedAll writes in its extension. Its mistakes are reported here, at it.
+            do {
+                _ = try AsyncOverload(
+                    signature: Signature(function: function), placement: Placement(members: proto),
+                    options: try BridgedOptions(node), defaultAccess: nil, attribute: node
+                ).make()
+            } catch {
+                context.diagnose(error.diagnostic(at: node))
+            }
+            return []
+        }
+        let options: BridgedOptions
+        do {
+            options = try BridgedOptions(node)
+        } catch {
+            context.diagnose(error.diagnostic(at: node))
             return []
         }
         let overload = AsyncOverload(
             signature: Signature(function: function),
             placement: Placement(lexicalContext: context.lexicalContext),
-            timeout: node.argument(named: "timeout"),
-            defaultAccess: nil
+            options: options,
+            defaultAccess: nil,
+            attribute: node
         )
         do {
             return [try overload.make()]
@@ -72,11 +93,4 @@ public struct NotBridgedMacro: PeerMacro {
     ) throws -> [DeclSyntax] { [] }
 }
 
-extension AttributeSyntax {
-    /// The expression passed as `label:`, as written.
-    func argument(named label: String) -> String? {
-        guard case .argumentList(let arguments) = self.arguments else { return nil }
-        return arguments.first { $0.label?.text == label }?.expression.trimmedDescription
-    }
-}
 #endif

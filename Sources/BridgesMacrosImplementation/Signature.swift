@@ -65,6 +65,12 @@ struct Signature {
         function.name.text + "(" + parameters.map { ($0.firstName.text) + ":" }.joined() + ")"
     }
 
+    /// The async form's name as DocC spells it, `fetch(id:)`: the key under which two methods
+    /// would be an invalid redeclaration (their types aside).
+    func asyncKey(keeping parameters: [FunctionParameterSyntax]) -> String {
+        function.name.text + "(" + parameters.map { $0.firstName.text + ":" }.joined() + ")"
+    }
+
     /// The parameters as declared, for the new signature (defaults kept, trailing comma fixed).
     static func declare(_ parameters: [FunctionParameterSyntax]) -> String {
         parameters.map { $0.with(\.trailingComma, nil).trimmedDescription }.joined(separator: ", ")
@@ -119,11 +125,14 @@ extension AttributeListSyntax {
         }
     }
 
-    func contains(named name: String) -> Bool {
-        contains { element in
-            guard case .attribute(let attribute) = element else { return false }
-            return attribute.attributeName.trimmedDescription == name
+    func contains(named name: String) -> Bool { attribute(named: name) != nil }
+
+    /// The first attribute called `name` (`@Bridged`, `@Bridged(…)`).
+    func attribute(named name: String) -> AttributeSyntax? {
+        for case .attribute(let attribute) in self where attribute.attributeName.trimmedDescription == name {
+            return attribute
         }
+        return nil
     }
 }
 
@@ -134,29 +143,37 @@ struct Placement {
     /// The enclosing type is an actor or names a global actor: its methods are isolated, and the
     /// async overload stays isolated with them.
     var isolatedContext: Bool
+    /// The enclosing type may take a global actor that its declaration does not name: from a
+    /// superclass or a protocol in its inheritance clause, or from anywhere for an extension.
+    var mayInferIsolation: Bool
 
-    static let freeFunction = Placement(isMember: false, isolatedContext: false)
+    static let freeFunction = Placement(isMember: false, isolatedContext: false, mayInferIsolation: false)
 
-    init(isMember: Bool, isolatedContext: Bool) {
+    init(isMember: Bool, isolatedContext: Bool, mayInferIsolation: Bool) {
         self.isMember = isMember
         self.isolatedContext = isolatedContext
+        self.mayInferIsolation = mayInferIsolation
+    }
+
+    /// The placement of the members of `type`.
+    init(members type: some DeclGroupSyntax) {
+        isMember = true
+        isolatedContext = type.is(ActorDeclSyntax.self) || type.attributes.hasGlobalActor
+        mayInferIsolation =
+            type.is(ExtensionDeclSyntax.self) || (!type.is(ProtocolDeclSyntax.self) && type.inheritanceClause != nil)
     }
 
     /// Reads the lexical context a macro expands in.
     init(lexicalContext: [Syntax]) {
-        isMember = false
-        isolatedContext = false
+        self = .freeFunction
         guard let enclosing = lexicalContext.first else { return }
-        if enclosing.is(ActorDeclSyntax.self) {
-            isMember = true
-            isolatedContext = true
-        } else if let attributes = enclosing.asProtocol(WithAttributesSyntax.self)?.attributes,
-            enclosing.is(ClassDeclSyntax.self) || enclosing.is(StructDeclSyntax.self)
+        if let type = enclosing.asProtocol(DeclGroupSyntax.self),
+            enclosing.is(ActorDeclSyntax.self) || enclosing.is(ClassDeclSyntax.self)
+                || enclosing.is(StructDeclSyntax.self)
                 || enclosing.is(EnumDeclSyntax.self) || enclosing.is(ExtensionDeclSyntax.self)
                 || enclosing.is(ProtocolDeclSyntax.self)
         {
-            isMember = true
-            isolatedContext = attributes.hasGlobalActor
+            self.init(members: type)
         }
     }
 }

@@ -110,6 +110,17 @@ package final class JobRouter: Sendable {
 
     private let state = LockedState(State())
 
+    /// A stream teardown that a cancellation handler hands to Bridges' teardown queue runs, when
+    /// the canceller belongs to a scope, as a task of that scope (which tracks a task created by
+    /// one of its own), so the scope runs it in turn and waits for it; outside every scope it
+    /// runs on the queue.
+    private static let teardownsRouted: Void = TeardownQueue.route(
+        with: .init { work in
+            guard JobRouter.currentScope != nil else { return false }
+            Task { work() }
+            return true
+        })
+
     /// The open scope the current task belongs to, if any.
     package static var currentScope: ScopeExecutor? {
         let taskScope = scope
@@ -129,6 +140,7 @@ package final class JobRouter: Sendable {
     /// when a main-actor body first suspends) is then seen. Follow it with `setWatermark(of:)`.
     package func openScope(bound: Double, onMainQueue: Bool = false) -> (ScopeExecutor, failure: String?) {
         _ = Self.mainQueueMarked
+        _ = Self.teardownsRouted
         let task = currentTaskID()
         let test = Self.currentTest.withLock { $0 }?()
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, RuntimeEntryPoints.getJobTaskID != nil else {

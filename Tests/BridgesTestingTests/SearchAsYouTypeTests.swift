@@ -129,7 +129,7 @@ import Testing
         let clock = TestClock()
         try await withSerialTasks {
             let text = ProcessingChannel<String>()
-            let queries = text.debounce(for: .milliseconds(300), clock: clock).record()
+            let queries = text.debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded).record()
             try await text.send("1")
             await clock.advance(by: .milliseconds(300))
             #expect(try await queries.next() == "1")

@@ -208,7 +208,7 @@ struct CallbackStreamCancellationEndTests {
         let probe = StreamProbe()
         let box = SinkBox<Int, any Error>()
         let base = CallbackStream<Int, any Error>.probed(probe, box: box)
-        let task = Self.consume(base.debounce(for: .milliseconds(300), clock: clock))
+        let task = Self.consume(base.debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded))
         await box.ready.wait()
         box.sink.yield(1)  // pending in the window: the consumer waits
         task.cancel()

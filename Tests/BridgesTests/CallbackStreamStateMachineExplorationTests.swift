@@ -22,19 +22,28 @@ struct CallbackStreamStateMachineExplorationTests {
         /// Distinct states measured at `depth`, less a margin: fewer means the exploration
         /// silently stopped reaching states.
         let floor: Int
-        var testDescription: String { "\(policy)" }
+        /// Where the teardown was written: nonisolated, or on the consumer's actor.
+        var place: TeardownPlaceInModel = .anywhere
+        var testDescription: String { place == .anywhere ? "\(policy)" : "\(policy), teardown on the consumer's actor" }
     }
 
+    /// Teardowns written on the consumer's actor (a `@MainActor` view model's builder).
+    static let isolatedCases: [Case] = [
+        Case(policy: .unbounded, depth: 10, floor: 2100, place: .consumersActor),
+        Case(policy: .rendezvous, depth: 7, floor: 2700, place: .consumersActor),
+        Case(policy: .suspending(1), depth: 7, floor: 2000, place: .consumersActor),
+    ]
+
     static let cases: [Case] = [
-        Case(policy: .unbounded, depth: 11, floor: 920),
-        Case(policy: .latest, depth: 11, floor: 520),
-        Case(policy: .drop, depth: 11, floor: 290),
-        Case(policy: .dropOldest(2), depth: 11, floor: 600),
-        Case(policy: .dropNewest(2), depth: 11, floor: 600),
-        Case(policy: .rendezvous, depth: 7, floor: 1700),
-        Case(policy: .suspending(1), depth: 7, floor: 1200),
-        Case(policy: .suspending(2), depth: 7, floor: 970),
-        Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 970),
+        Case(policy: .unbounded, depth: 11, floor: 2000),
+        Case(policy: .latest, depth: 11, floor: 1200),
+        Case(policy: .drop, depth: 11, floor: 600),
+        Case(policy: .dropOldest(2), depth: 11, floor: 1400),
+        Case(policy: .dropNewest(2), depth: 11, floor: 1400),
+        Case(policy: .rendezvous, depth: 7, floor: 2700),
+        Case(policy: .suspending(1), depth: 7, floor: 1900),
+        Case(policy: .suspending(2), depth: 7, floor: 1550),
+        Case(policy: .watermark(low: 0, high: 2), depth: 7, floor: 1550),
     ]
 
     /// A synchronous yield while an `await send` waits (or after a
@@ -62,34 +71,100 @@ struct CallbackStreamStateMachineExplorationTests {
     }
 
     /// The stream promises that the consumer's loop ends only once the teardown has returned.
-    /// When the consumer is cancelled while the teardown runs on another thread (the canceller's,
-    /// or the producer's after `finish`), the machine keeps the consumer's continuation and
-    /// `teardownReturned()` resumes it.
+    /// When the consumer is cancelled while the teardown runs on another thread (the teardown
+    /// queue, for the cancellation handler's, or the producer's after `finish`), the machine
+    /// keeps the consumer's continuation and `teardownReturned()` resumes it.
     @Test func cancel_whileAnotherThreadRunsTheTeardown_parksTheConsumerUntilItReturns() {
         typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
-        // The canceller takes the teardown while the consumer is about to suspend.
+        // The cancellation handler takes the teardown of a consumer parked in next().
         var machine = Machine(policy: .unbounded, builder: 0)
         _ = machine.next()
         _ = machine.builderReturned(Teardown(Cancellation()))
-        guard case .suspend = machine.next() else {
+        guard case .suspend = machine.next(), case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
             Issue.record("nothing buffered: the consumer suspends")
             return
         }
-        guard case .terminate(_, nil, _, _?, _, _) = machine.consumerTerminated(cancelled: true) else {
-            Issue.record("the cancel takes the teardown to run")
+        guard case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, _, _) = machine.consumerCancelled() else {
+            Issue.record("the handler hands the teardown to the queue and leaves the consumer parked")
             return
         }
-        guard case .suspended = machine.suspend(ContinuationStandIn.make(1)) else {
-            Issue.record("the consumer was resumed before the teardown returned")
-            return
-        }
+        #expect(machine.yield(1).isTerminated, "decided: a yield now answers .terminated")
         let resumed = machine.teardownReturned()
         #expect(resumed.map { ContinuationStandIn.id(of: $0.0) } == 1, "the teardown's return resumes the consumer")
         #expect(resumed?.1 == nil)
         let cancelled = machine.takeCancellation()
         #expect(cancelled, "the consumer learns it was cancelled")
         #expect(machine.consumer == nil, "the continuation was moved out")
-        // The same when the cancelled consumer calls next() while the teardown runs.
+        // The handler of a consumer about to suspend (not parked yet) takes the teardown too: the
+        // consumer then parks until it returned.
+        var early = Machine(policy: .unbounded, builder: 0)
+        _ = early.next()
+        _ = early.builderReturned(Teardown(Cancellation()))
+        _ = early.yield(1)
+        guard case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, let discarded, _) = early.consumerCancelled(),
+            discarded?.count == 1
+        else {
+            Issue.record("the handler takes the teardown and the buffered element")
+            return
+        }
+        #expect(early.yield(2).isTerminated, "decided: a yield now answers .terminated")
+        guard case .suspended = early.suspend(ContinuationStandIn.make(2)) else {
+            Issue.record("the consumer parks until the teardown returned")
+            return
+        }
+        #expect(early.teardownReturned() == nil, "the element the handler discarded is not reported yet")
+        #expect(early.reportsReturned().map { ContinuationStandIn.id(of: $0.0) } == 2)
+        guard case .cancelled = early.wokenWithNil() else {
+            Issue.record("then it learns it was cancelled")
+            return
+        }
+        // The producer finished (its teardown ran and returned) with an element still buffered,
+        // then the handler of a consumer about to suspend discards it: no teardown is in flight,
+        // and still the loop ends only once the queue reported the element undelivered.
+        var drained = Machine(policy: .unbounded, builder: 0)
+        _ = drained.next()
+        _ = drained.builderReturned(Teardown(Cancellation()))
+        guard case .suspend = drained.next() else {
+            Issue.record("nothing buffered yet")
+            return
+        }
+        _ = drained.yield(1)
+        if case .finish(_, .runHere(_, .finished)?, _) = drained.finish(nil) {
+            _ = drained.teardownReturned()
+        } else {
+            Issue.record("finish() runs the nonisolated teardown on the producer's thread")
+        }
+        guard case .terminate(_, nil, _, nil, let undelivered, _) = drained.consumerCancelled(),
+            undelivered?.count == 1
+        else {
+            Issue.record("the handler discards the buffered element, with no teardown left to take")
+            return
+        }
+        guard case .suspended = drained.suspend(ContinuationStandIn.make(4)) else {
+            Issue.record("the consumer parks until the element was reported")
+            return
+        }
+        #expect(drained.reportsReturned().map { ContinuationStandIn.id(of: $0.0) } == 4)
+        guard case .cancelled = drained.wokenWithNil() else {
+            Issue.record("then it learns it was cancelled")
+            return
+        }
+        // A consumer handed an element as its task is cancelled: the handler ends the stream, and
+        // the element, which the consumer has not received yet, is revoked when its task runs.
+        var handed = Machine(policy: .unbounded, builder: 0)
+        _ = handed.next()
+        _ = handed.builderReturned(Teardown(Cancellation()))
+        guard case .suspend = handed.next(), case .suspended = handed.suspend(ContinuationStandIn.make(3)),
+            case .resumeConsumer = handed.yield(1),
+            case .terminate(_, nil, _, .runOnQueue(_, .cancelled)?, _, _) = handed.consumerCancelled()
+        else {
+            Issue.record("handed, then the handler takes the teardown")
+            return
+        }
+        let (revoked, _) = handed.handedElementWhileCancelled()
+        #expect(revoked, "the element the consumer was handed is undelivered")
+        // A consumer that ended the stream itself (it saw its task cancelled) and calls next()
+        // while the teardown runs on another thread waits for it.
         var entering = Machine(policy: .unbounded, builder: 0)
         _ = entering.next()
         _ = entering.builderReturned(Teardown(Cancellation()))
@@ -110,7 +185,7 @@ struct CallbackStreamStateMachineExplorationTests {
         var finished = Machine(policy: .unbounded, builder: 0)
         _ = finished.next()
         _ = finished.builderReturned(Teardown(Cancellation()))
-        guard case .finish(nil, _, _, _?, _) = finished.finish(nil) else {
+        guard case .finish(_, .runHere(_, .finished)?, _) = finished.finish(nil) else {
             Issue.record("the finish takes the teardown")
             return
         }
@@ -118,7 +193,7 @@ struct CallbackStreamStateMachineExplorationTests {
             Issue.record("the consumer waits for the teardown to return")
             return
         }
-        guard case .terminate(_, nil, _, nil, _, _) = finished.consumerTerminated(cancelled: true) else {
+        guard case .terminate(_, nil, _, nil, _, _) = finished.consumerCancelled() else {
             Issue.record("the cancelled consumer was resumed before the teardown returned")
             return
         }
@@ -128,12 +203,13 @@ struct CallbackStreamStateMachineExplorationTests {
         #expect(!cutShort, "the stream had ended: the cancellation cut nothing short")
     }
 
-    @Test(arguments: cases)
+    @Test(arguments: cases + isolatedCases)
     func everyInterleaving_keepsTheInvariants(_ testCase: Case) {
         let lifetimes = LiveProbes()
         do {
             let report = exploreStateSpace(
-                from: StreamModel(policy: testCase.policy, lifetimes: lifetimes), depth: testCase.depth)
+                from: StreamModel(policy: testCase.policy, lifetimes: lifetimes, place: testCase.place),
+                depth: testCase.depth)
             #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
             #expect(report.distinctStates >= testCase.floor, "\(report)")
         }
@@ -165,6 +241,14 @@ private func name(_ termination: CallbackStream<Int, Boom>.Termination) -> Strin
 }
 
 private typealias Machine = CallbackStreamStateMachine<Int, Boom, Int>
+
+/// Where an explored stream's teardown was written.
+enum TeardownPlaceInModel: Sendable, Hashable {
+    /// In nonisolated code: it runs on the thread that ends the stream.
+    case anywhere
+    /// On the consumer's actor (a `@MainActor` view model's builder, consumed there).
+    case consumersActor
+}
 private typealias Teardown = CallbackStream<Int, Boom>.Teardown
 
 extension StreamRing {
@@ -193,6 +277,16 @@ private struct StreamModel: ExplorationModel {
         case cancelSender(UInt64)
         case finish(failing: Bool)
         case releaseSink, registerDemand
+        /// The actor the teardown belongs to runs the job the stream enqueued there.
+        case actorJob
+        /// The app starts the same source again on the teardown's actor, once the loop ended:
+        /// the new stream's builder runs there.
+        case restart
+        /// Bridges' teardown queue runs a teardown the consumer's cancellation handler took.
+        case queueRuns
+        /// The consumer's task, resumed with an element, runs: it returns the element, or, if its
+        /// task was cancelled meanwhile, asks whether the cancellation ended the stream.
+        case wakeUp
 
         var description: String {
             switch self {
@@ -211,6 +305,10 @@ private struct StreamModel: ExplorationModel {
             case .finish(let failing): failing ? "finish(throwing:)" : "finish()"
             case .releaseSink: "releaseSink"
             case .registerDemand: "registerDemand"
+            case .actorJob: "actorJob"
+            case .restart: "restart"
+            case .queueRuns: "queueRuns"
+            case .wakeUp: "wakeUp"
             }
         }
     }
@@ -230,6 +328,9 @@ private struct StreamModel: ExplorationModel {
         /// About to hand its continuation over.
         case suspending
         case suspended(Int)
+        /// Resumed with this element; its task has not run yet (its cancellation handler is still
+        /// installed).
+        case handed(Int)
         /// Resumed with nil; about to ask `wokenWithNil()`.
         case wokenWithNil
         /// Saw the end, or left.
@@ -255,9 +356,12 @@ private struct StreamModel: ExplorationModel {
     }
 
     let policy: BufferingPolicy
+    let place: TeardownPlaceInModel
     let lifetimes: LiveProbes
     let probe: ExploredStreamProbe
     var machine: Machine
+    /// Where the machine is told the teardown may run.
+    var machinePlace: Machine.TeardownPlace { place == .anywhere ? .anywhere : .consumersActor }
     var history: [Event] = []
     /// Re-applying events already checked (a fork): the invariants are not checked again.
     var replaying = false
@@ -288,6 +392,23 @@ private struct StreamModel: ExplorationModel {
     var builderRan = false
     var builderReleasedUnrun = false
     var teardownInFlight: AfterTeardown?
+    /// The stream enqueued a job on its teardown's actor, which has not run yet.
+    var actorJobPending = false
+    /// A teardown the cancellation handler handed to the teardown queue, not run yet.
+    var queuedTeardown: (Teardown, CallbackStream<Int, Boom>.Termination)?
+    /// The handler's teardown is on the queue, run or not, and has not returned.
+    var queueHoldsTheTeardown = false
+    /// The elements the handler discarded, which the queue reports as undelivered (nil: no
+    /// reports handed to the queue).
+    var queuedReports: [Int]?
+    /// The queue reported them and, since it also runs the teardown, tells the machine only
+    /// once that returned (`reportsReturned()` after `teardownReturned()`).
+    var reportsReturnPending = false
+    /// The app started the source again on the teardown's actor.
+    var restarted = false
+    /// The consumer's cancellation was decided while the stream was still live (its handler
+    /// ran, or it saw `Task.isCancelled`): whatever the producer does next, it ends `.cancelled`.
+    var cancelDecided = false
     var firstEnd: String?
     // Continuations: handed to the machine, and how often each was resumed.
     var handedIn: Set<Int> = []
@@ -300,8 +421,9 @@ private struct StreamModel: ExplorationModel {
     /// Elements the consumer discarded by leaving (the others undelivered came after the end).
     var discardedByTheConsumer = 0
 
-    init(policy: BufferingPolicy, lifetimes: LiveProbes) {
+    init(policy: BufferingPolicy, lifetimes: LiveProbes, place: TeardownPlaceInModel = .anywhere) {
         self.policy = policy
+        self.place = place
         self.lifetimes = lifetimes
         probe = ExploredStreamProbe(lifetimes)
         machine = Machine(policy: policy, builder: 7)
@@ -311,7 +433,7 @@ private struct StreamModel: ExplorationModel {
     var capacity: Int { policy.capacity ?? Int.max }
 
     func fork() -> StreamModel {
-        var copy = StreamModel(policy: policy, lifetimes: lifetimes)
+        var copy = StreamModel(policy: policy, lifetimes: lifetimes, place: place)
         copy.replaying = true
         for event in history { _ = copy.apply(event) }
         copy.replaying = false
@@ -329,6 +451,7 @@ private struct StreamModel: ExplorationModel {
         case .beforeSuspending: events.append(.beforeSuspending)
         case .suspending: events.append(.suspend)
         case .suspended, .done: break
+        case .handed: events.append(.wakeUp)
         case .wokenWithNil: events.append(.afterNilWakeup)
         }
         switch consumer {
@@ -340,6 +463,9 @@ private struct StreamModel: ExplorationModel {
         }
         if !taskCancelled && consumer != .done { events.append(.cancelTask) }
         if teardownInFlight != nil { events.append(.teardownReturns) }
+        if actorJobPending { events.append(.actorJob) }
+        if queuedTeardown != nil || queuedReports != nil { events.append(.queueRuns) }
+        if consumer == .done && builderRan && !restarted { events.append(.restart) }
         if builderRan && !sinkReleased {
             events.append(.yield)
             if senders.count < 2 { events.append(.send) }
@@ -366,6 +492,7 @@ private struct StreamModel: ExplorationModel {
         switch event {
         case .next where consumer == .idle && taskCancelled:
             // `next()` sees `Task.isCancelled`: ends the stream in this task, then asks `next()`.
+            if firstEnd == nil { cancelDecided = true }
             consumerTerminatesItself(&broken)
         case .next:
             let fast = consumer == .idle
@@ -383,30 +510,13 @@ private struct StreamModel: ExplorationModel {
         case .builderReturns:
             let probe = self.probe
             let teardown = Teardown.onTermination { termination in probe.teardowns.append(name(termination)) }
-            if let (teardown, termination) = machine.builderReturned(teardown) {
-                runTeardown(teardown, termination, then: .consumerLoops, &broken)
+            if perform(machine.builderReturned(teardown, place: machinePlace), then: .consumerLoops, &broken) {
                 consumer = .inTeardown
             } else {
                 consumer = .loop(asked: false)
             }
         case .teardownReturns:
-            let after = teardownInFlight!
-            teardownInFlight = nil
-            if let (continuation, failure) = machine.teardownReturned() {
-                resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
-            }
-            switch after {
-            case .consumerLoops:
-                consumer = .loop(asked: false)
-            case .consumerTerminated(let waitingSenders):
-                for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
-                consumer = .loop(asked: false)
-            case .resume(let waitingConsumer, let end, let waitingSenders, let result):
-                if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
-                for id in waitingSenders { resumeSender(id, result, &broken) }
-            case .nothing:
-                break
-            }
+            teardownReturns(&broken)
         case .beforeSuspending:
             if let demand = machine.demandBeforeSuspending() {
                 demand.report()
@@ -416,9 +526,7 @@ private struct StreamModel: ExplorationModel {
             }
         case .suspend:
             // A task cancelled before it got here runs its handler as the handler is installed.
-            if taskCancelled, machine.consumerCancelled() != nil {
-                broken.append("the cancellation handler found a consumer suspended before it suspended")
-            }
+            if taskCancelled { cancellationHandlerRuns(&broken) }
             let id = nextConsumerID
             nextConsumerID += 1
             handedIn.insert(id)
@@ -435,24 +543,18 @@ private struct StreamModel: ExplorationModel {
         case .cancelTask:
             taskCancelled = true
             switch consumer {
-            case .suspending, .suspended:
-                // The handler: it only resumes the consumer; no teardown, no user code, so it
-                // never waits for anything the cancelled task must do.
-                let teardownsBefore = probe.teardowns.count
-                if let continuation = machine.consumerCancelled() {
-                    resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(nil), &broken)
-                }
-                if probe.teardowns.count != teardownsBefore {
-                    broken.append("a teardown ran inside the task's cancellation handler")
-                }
+            case .suspending, .suspended, .handed:
+                if firstEnd == nil { cancelDecided = true }
+                cancellationHandlerRuns(&broken)
             default:
                 break  // no handler installed: the next `next()` sees the cancellation
             }
         case .afterNilWakeup:
             switch machine.wokenWithNil() {
-            case .terminate:
-                consumer = .idle
-                consumerTerminatesItself(&broken)
+            case .teardown(let work):
+                consumerTakes(work, &broken)
+            case .askAgain:
+                consumer = .loop(asked: false)
             case .cancelled:
                 sawCancellation = true
                 seeEnd(nil, &broken)
@@ -479,11 +581,18 @@ private struct StreamModel: ExplorationModel {
                     consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: nil, senders: ids,
                     senderResult: ".terminated"
                 )
-                if let (teardown, termination) = teardown {
-                    runTeardown(teardown, termination, then: after, &broken)
-                } else {
-                    act(after, &broken)
-                }
+                perform(teardown, then: after, &broken)
+            }
+            // A consumer leaves its loop (its iterator released) only when its task is not parked
+            // in `next()`; one whose handler handed the teardown to the queue was parked or was
+            // handed an element, which is revoked: its loop ends after that teardown returned.
+            if queueHoldsTheTeardown {
+                broken.append("the loop ended while its cancellation handler's teardown was on the queue")
+            }
+            // The loop ended on the actor its teardown was written on (the iterator is released
+            // there): the teardown has run by the next statement.
+            if place == .consumersActor && builderRan && probe.teardowns.isEmpty {
+                broken.append("the loop ended on the teardown's actor before its teardown ran")
             }
         case .yield:
             let id = newElement()
@@ -533,13 +642,62 @@ private struct StreamModel: ExplorationModel {
                 if hadFinished { broken.append("a released sink finished a stream its producer had finished") }
                 finishActs(action, hadFinished: false, failing: false, &broken)
             }
+        case .actorJob:
+            // The job the stream enqueued on the teardown's actor (`ActorTeardowns`): it runs the
+            // teardown and returns, in one job of that actor, which the consumer (iterating there)
+            // cannot interleave with.
+            actorJobPending = false
+            if let (teardown, termination) = machine.takeEnqueuedTeardown() {
+                runTeardown(teardown, termination, then: .nothing, &broken)
+                teardownReturns(&broken)
+            }
+        case .restart:
+            restarted = true
+            // The new stream's builder, on the actor the old teardown belongs to: that actor first
+            // runs the teardowns still enqueued on it (`ActorTeardowns.runAll`), synchronously.
+            if let (teardown, termination) = machine.takeEnqueuedTeardown() {
+                runTeardown(teardown, termination, then: .nothing, &broken)
+                teardownReturns(&broken)
+            }
+            if builderRan && probe.teardowns.count != 1 {
+                broken.append("a teardown ran after a later builder of the same source on its actor")
+            }
+        case .wakeUp:
+            guard case .handed(let element) = consumer else { break }
+            if taskCancelled {
+                let (revoked, action) = machine.handedElementWhileCancelled()
+                if revoked {
+                    consumer = .idle
+                    markUndelivered(element, &broken)
+                    discardedByTheConsumer += 1
+                    consumerActsOnItsOwnEnd(action, &broken)
+                    break
+                }
+            }
+            receive(element, &broken)
+            consumer = .idle
+        case .queueRuns:
+            // Bridges' teardown queue runs the work item a cancellation handler handed it: the
+            // teardown, then the reports of what the handler discarded, then their returns.
+            if let (teardown, termination) = queuedTeardown {
+                queuedTeardown = nil
+                runTeardown(teardown, termination, then: .nothing, &broken)
+            }
+            if let reports = queuedReports {
+                queuedReports = nil
+                for element in reports { markUndelivered(element, &broken) }
+                if queueHoldsTheTeardown { reportsReturnPending = true } else { reportsReturn(&broken) }
+            }
         case .registerDemand:
             handlers += 1
             let probe = self.probe
             let handler = handlers
             let (initial, replaced) = machine.registerDemand { count in probe.demands.append((handler, count)) }
             if replaced != nil { handlerStored = false }
-            if handlerStored { broken.append("a demand handler was replaced and not handed back") }
+            // (After the end nothing is registered: a handler still held stays for the consumer.)
+            if handlerStored && !machine.isTerminated {
+                broken.append("a demand handler was replaced and not handed back")
+            }
             if machine.isTerminated {
                 if initial != nil { broken.append("demand was granted to a stream that had ended") }
             } else {
@@ -580,6 +738,8 @@ private struct StreamModel: ExplorationModel {
             if builder != 7 || builderRan { broken.append("the builder was handed out twice") }
             builderRan = true
             consumer = .inBuilder
+        case .teardown(let work):
+            consumerTakes(work, &broken)
         case .askProducer(let demand):
             demand.report()
             consumer = .loop(asked: true)
@@ -601,8 +761,7 @@ private struct StreamModel: ExplorationModel {
         }
         switch wakeup {
         case .element(let element):
-            receive(element, &broken)
-            consumer = .idle
+            consumer = .handed(element)  // received once its task runs (`wakeUp`)
         case .end(nil):
             consumer = .wokenWithNil  // the consumer asks why in its own step
         case .end(let failure?):
@@ -613,7 +772,12 @@ private struct StreamModel: ExplorationModel {
     /// The consumer ends the stream in its own task (it saw its cancellation): the storage's
     /// `terminateConsumer(cancelled: true)`, then `next()` again.
     mutating func consumerTerminatesItself(_ broken: inout [String]) {
-        switch machine.consumerTerminated(cancelled: true) {
+        consumerActsOnItsOwnEnd(machine.consumerTerminated(cancelled: true), &broken)
+    }
+
+    /// Acts, as the consumer's own task does, on an end it decided, then asks `next()` again.
+    mutating func consumerActsOnItsOwnEnd(_ action: Machine.TerminateAction, _ broken: inout [String]) {
+        switch action {
         case .none:
             consumer = .loop(asked: false)
         case .terminate(let builder, let waitingConsumer, let waitingSenders, let teardown, let discarded, let demand):
@@ -626,12 +790,9 @@ private struct StreamModel: ExplorationModel {
             for sender in waitingSenders { markUndelivered(sender.element, &broken) }
             discardedByTheConsumer += (discarded?.count ?? 0) + waitingSenders.count
             let ids = waitingSenders.compactMap { $0.continuation.map(ContinuationStandIn.id(of:)) }
-            if let (teardown, termination) = teardown {
-                runTeardown(teardown, termination, then: .consumerTerminated(senders: ids), &broken)
+            if case .runOnQueue? = teardown { broken.append("the consumer handed its own teardown to the queue") }
+            if perform(teardown, then: .consumerTerminated(senders: ids), &broken) {
                 consumer = .inTeardown
-            } else {
-                for id in ids { resumeSender(id, ".terminated", &broken) }
-                consumer = .loop(asked: false)
             }
         }
     }
@@ -656,8 +817,20 @@ private struct StreamModel: ExplorationModel {
         delivered.append(element)
     }
 
+    /// The queue made the reports the cancellation handler handed it: the machine resumes a
+    /// consumer that waited for them.
+    mutating func reportsReturn(_ broken: inout [String]) {
+        if let (continuation, failure) = machine.reportsReturned() {
+            resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
+        }
+    }
+
     mutating func seeEnd(_ failure: Boom?, _ broken: inout [String]) {
         if endSeen != nil { broken.append("the consumer saw the end twice") }
+        // Its loop ends with every element accounted for: none still waits to be reported.
+        if queuedReports != nil || reportsReturnPending {
+            broken.append("the consumer saw the end before the elements its cancellation discarded were reported")
+        }
         endSeen = .some(failure)
         consumer = .done
         if builderRan && (probe.teardowns.count != 1 || teardownInFlight != nil) {
@@ -675,6 +848,11 @@ private struct StreamModel: ExplorationModel {
         }
         if sawCancellation && !taskCancelled {
             broken.append("a consumer whose task was not cancelled saw a cancellation")
+        }
+        if cancelDecided && !sawCancellation {
+            broken.append(
+                "a cancelled consumer's loop ended \(failure.map { "with \($0)" } ?? "as complete"): the producer decided after the cancel"
+            )
         }
     }
 
@@ -738,19 +916,17 @@ private struct StreamModel: ExplorationModel {
             if !hadFinished { broken.append("a first finish was reported as a second") }
         case .reportFailureAfterEnd:
             if firstEnd != "cancelled" || hadFinished { broken.append("a failure was reported as reaching nobody") }
-        case .finish(let waitingConsumer, let failure, let waitingSenders, let teardown, let demand):
+        case .finish(let waitingSenders, let teardown, let demand):
             if hadFinished { broken.append("a second finish finished the stream again") }
             if firstEnd == nil { firstEnd = failing ? "failed" : "finished" }
             if demand != nil { handlerStored = false }
-            let after = AfterTeardown.resume(
-                consumer: waitingConsumer.map(ContinuationStandIn.id(of:)), end: failure,
-                senders: waitingSenders.map(ContinuationStandIn.id(of:)), senderResult: ".enqueued"
-            )
-            if let (teardown, termination) = teardown {
-                runTeardown(teardown, termination, then: after, &broken)
-            } else {
-                act(after, &broken)
+            if place != .anywhere, case .runHere? = teardown {
+                broken.append("the producer was told to run a teardown written on the consumer's actor")
             }
+            let after = AfterTeardown.resume(
+                consumer: nil, end: nil, senders: waitingSenders.map(ContinuationStandIn.id(of:)),
+                senderResult: ".enqueued")
+            perform(teardown, then: after, &broken)
         }
     }
 
@@ -759,12 +935,127 @@ private struct StreamModel: ExplorationModel {
         _ broken: inout [String]
     ) {
         if teardownInFlight != nil { broken.append("a teardown was taken while another ran") }
-        teardown.run(termination)
+        teardown.runHere(termination)
+        checkTeardown(learned: name(termination), &broken)
+        teardownInFlight = after
+    }
+
+    /// Acts on a teardown the way the storage's `perform` does, for every ender but the
+    /// cancellation handler: `after` is what the thread does once a teardown it runs here
+    /// returns, or at once when the teardown is enqueued on its actor. Returns whether it runs here.
+    @discardableResult
+    mutating func perform(_ work: Machine.TeardownWork?, then after: AfterTeardown, _ broken: inout [String]) -> Bool {
+        switch work {
+        case .runHere(let teardown, let termination)?:
+            runTeardown(teardown, termination, then: after, &broken)
+            return true
+        case .enqueue?:
+            if place == .anywhere { broken.append("a nonisolated teardown was enqueued on an actor") }
+            if actorJobPending { broken.append("a teardown was enqueued twice") }
+            actorJobPending = true
+        case .runOnQueue?:
+            broken.append("only a cancellation handler hands a teardown to the queue")
+        case nil:
+            break
+        }
+        act(after, &broken)
+        return false
+    }
+
+    /// The consumer runs a teardown enqueued on its own actor, then asks `next()` again.
+    mutating func consumerTakes(_ work: Machine.TeardownWork, _ broken: inout [String]) {
+        if case .runOnQueue = work { broken.append("the consumer was told to hand a teardown to the queue") }
+        if perform(work, then: .consumerLoops, &broken) {
+            consumer = .inTeardown
+        } else {
+            consumer = .loop(asked: false)
+        }
+    }
+
+    /// The teardown that ran here returned: the machine resumes a consumer waiting for the end,
+    /// and the thread that ran it goes on.
+    mutating func teardownReturns(_ broken: inout [String]) {
+        let after = teardownInFlight!
+        teardownInFlight = nil
+        queueHoldsTheTeardown = false
+        if let (continuation, failure) = machine.teardownReturned() {
+            resumeConsumer(ContinuationStandIn.id(of: continuation), with: .end(failure), &broken)
+        }
+        if reportsReturnPending {
+            reportsReturnPending = false
+            reportsReturn(&broken)
+        }
+        switch after {
+        case .consumerLoops:
+            consumer = .loop(asked: false)
+        case .consumerTerminated(let waitingSenders):
+            for id in waitingSenders { resumeSender(id, ".terminated", &broken) }
+            consumer = .loop(asked: false)
+        case .resume(let waitingConsumer, let end, let waitingSenders, let result):
+            if let waitingConsumer { resumeConsumer(waitingConsumer, with: .end(end), &broken) }
+            for id in waitingSenders { resumeSender(id, result, &broken) }
+        case .nothing:
+            break
+        }
+    }
+
+    /// The consumer task's cancellation handler, as the storage's `cancelConsumer()` acts: it
+    /// decides the end, resumes waiting senders, and hands the teardown to the queue or its
+    /// actor; it runs no teardown and no user code itself.
+    mutating func cancellationHandlerRuns(_ broken: inout [String]) {
+        let teardownsBefore = probe.teardowns.count
+        switch machine.consumerCancelled() {
+        case .none:
+            break
+
+        case .terminate(let builder, let waitingConsumer, let waitingSenders, let work, let discarded, let demand):
+            if firstEnd == nil { firstEnd = "cancelled" }
+            if builder != nil { broken.append("a cancellation handler released the builder") }
+            if demand != nil { handlerStored = false }
+            // Reported on the queue, never in the handler (user code).
+            let reports = (discarded?.snapshot ?? []) + waitingSenders.map(\.element)
+            if !reports.isEmpty {
+                if queuedReports != nil { broken.append("a cancellation handler discarded elements twice") }
+                queuedReports = reports
+            }
+            discardedByTheConsumer += reports.count
+            for continuation in waitingSenders.compactMap(\.continuation) {
+                resumeSender(ContinuationStandIn.id(of: continuation), ".terminated", &broken)
+            }
+            if let waitingConsumer {
+                resumeConsumer(ContinuationStandIn.id(of: waitingConsumer), with: .end(nil), &broken)
+            }
+            switch work {
+            case .runOnQueue(let teardown, let termination)?:
+                if place != .anywhere { broken.append("a teardown written on an actor was handed to the queue") }
+                if queuedTeardown != nil || teardownInFlight != nil {
+                    broken.append("a teardown was taken while another ran")
+                }
+                queuedTeardown = (teardown, termination)
+                queueHoldsTheTeardown = true
+            case .enqueue?:
+                if place == .anywhere { broken.append("a nonisolated teardown was enqueued on an actor") }
+                if actorJobPending { broken.append("a teardown was enqueued twice") }
+                actorJobPending = true
+            case .runHere?:
+                broken.append("a cancellation handler was told to run the teardown")
+            case nil:
+                break
+            }
+        }
+        if probe.teardowns.count != teardownsBefore {
+            broken.append("a teardown ran inside the task's cancellation handler")
+        }
+    }
+
+    func checkTeardown(learned termination: String, _ broken: inout [String]) {
         if probe.teardowns.count > 1 { broken.append("the teardown ran \(probe.teardowns.count) times") }
-        if let firstEnd, name(termination) != firstEnd {
+        if let firstEnd, termination != firstEnd {
             broken.append("the teardown learned \(termination), the stream ended as \(firstEnd)")
         }
-        teardownInFlight = after
+        if cancelDecided && termination != "cancelled" {
+            broken.append("a cancelled consumer's stream ended \(termination): the producer decided after the cancel")
+        }
     }
 
     mutating func act(_ after: AfterTeardown, _ broken: inout [String]) {
@@ -788,7 +1079,11 @@ private struct StreamModel: ExplorationModel {
 
     // MARK: - Invariants
 
-    var live: [Int] { machine.buffer.snapshot + machine.senders.map(\.element) }
+    var live: [Int] {
+        var held = machine.buffer.snapshot + machine.senders.map(\.element) + (queuedReports ?? [])
+        if case .handed(let element) = consumer { held.append(element) }
+        return held
+    }
 
     func checkInvariants(_ broken: inout [String]) {
         let live = self.live
@@ -817,7 +1112,8 @@ private struct StreamModel: ExplorationModel {
             if !held && !pending { broken.append("the consumer is suspended and nothing holds its continuation") }
         }
         if machine.consumer != nil {
-            if !live.isEmpty { broken.append("the consumer waits while \(live) could be taken") }
+            let takeable = machine.buffer.snapshot + machine.senders.map(\.element)
+            if !takeable.isEmpty { broken.append("the consumer waits while \(takeable) could be taken") }
             if case .finished = machine.phase, machine.teardownDone {
                 broken.append("the consumer waits for an end whose teardown has returned")
             }
@@ -853,9 +1149,9 @@ private struct StreamModel: ExplorationModel {
                 let initiator: Event =
                     producerEnds ? .finish(failing: false) : events.contains(.cancelTask) ? .cancelTask : .consumerEnds
                 let progress: [Event] =
-                    [.builderReturns, .teardownReturns]
+                    [.builderReturns, .teardownReturns, .actorJob, .queueRuns]
                     + model.senders.filter { $0.pc == .trying }.map { .enqueueSender($0.id) }
-                    + [.next, .beforeSuspending, .suspend, .afterNilWakeup]
+                    + [.wakeUp, .next, .beforeSuspending, .suspend, .afterNilWakeup]
                 let event: Event?
                 if !initiated, !model.producerFinished || !producerEnds, events.contains(initiator) {
                     initiated = true
@@ -883,6 +1179,11 @@ private struct StreamModel: ExplorationModel {
         if teardownInFlight != nil { broken.append("\(ending): a teardown never returned") }
         let unresumed = handedIn.filter { resumed[$0] != 1 }
         if !unresumed.isEmpty { broken.append("\(ending): continuations \(unresumed.sorted()) never resumed") }
+        if actorJobPending { broken.append("\(ending): a job enqueued on the teardown's actor never ran") }
+        if queuedTeardown != nil { broken.append("\(ending): a teardown handed to the queue never ran") }
+        if queuedReports != nil || reportsReturnPending {
+            broken.append("\(ending): the reports handed to the queue were never made")
+        }
         if builderRan && probe.teardowns.count != 1 {
             broken.append("\(ending): the teardown ran \(probe.teardowns.count) times")
         }
@@ -923,11 +1224,15 @@ private struct StreamModel: ExplorationModel {
         }
         parts.append("pf\(machine.producerFinished)\(machine.reportedYieldAfterFinish)")
         parts.append(
-            "x\(taskCancelled)\(machine.cancelRequested)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
+            "x\(taskCancelled)\(machine.cancellationUnreported)\(sawCancellation)\(failureStored)"
         )
-        if case .suspended = consumer { parts.append("suspended") } else { parts.append("\(consumer)") }
+        switch consumer {
+        case .suspended: parts.append("suspended")
+        case .handed(let element): parts.append("handed\(live.sorted().firstIndex(of: element) ?? -1)")
+        default: parts.append("\(consumer)")
+        }
         parts.append(
-            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)"
+            "e\(consumerEnds)f\(finishes)r\(sinkReleased)b\(builderRan)u\(builderReleasedUnrun)t\(probe.teardowns.count)j\(actorJobPending)q\(queuedTeardown != nil)\(queueHoldsTheTeardown)\(queuedReports?.count ?? -1)\(reportsReturnPending)\(restarted)\(cancelDecided)"
         )
         parts.append(
             "\(afterKey)\(firstEnd ?? "-")\(String(describing: endSeen))hs\(handlerStored)d\(discardedByTheConsumer > 0)"
@@ -952,10 +1257,17 @@ private struct StreamModel: ExplorationModel {
         case .unstarted: "unstarted"
         case .notYetReturned: "notYetReturned"
         case .held: "held"
-        case .runWhenReturned(let termination): "runWhenReturned(\(termination))"
+        case .runWhenReturned(let termination, _): "runWhenReturned(\(termination))"
+        case .enqueued(_, let termination): "enqueued(\(termination))"
         case .running: "running"
         case .spent: "spent"
         }
+    }
+}
+
+extension CallbackStreamStateMachine.YieldAction {
+    fileprivate var isTerminated: Bool {
+        if case .terminated = self { true } else { false }
     }
 }
 
@@ -963,7 +1275,9 @@ extension StreamModel.Event {
     /// Events that end the stream resume every waiting sender at once.
     var endsTheStream: Bool {
         switch self {
-        case .finish, .releaseSink, .consumerEnds, .teardownReturns, .next, .afterNilWakeup: true
+        // A cancellation handler (when the task is cancelled, or as `suspend` installs it in a
+        // cancelled task) ends it too.
+        case .finish, .releaseSink, .consumerEnds, .teardownReturns, .next, .afterNilWakeup, .cancelTask, .suspend: true
         default: false
         }
     }

@@ -152,12 +152,12 @@ struct CallbackStreamStateMachineTests {
 
     @Test func finish_whileBuilding_runsTeardownWhenReturned() {
         var machine = started()
-        guard case .finish(nil, nil, let senders, nil, nil) = machine.finish(nil), senders.isEmpty else {
+        guard case .finish(let senders, nil, nil) = machine.finish(nil), senders.isEmpty else {
             Issue.record(Comment(rawValue: "no teardown yet"))
             return
         }
         let teardown = Cancellation()
-        guard let (returned, termination) = machine.builderReturned(.init(teardown)),
+        guard case .runHere(let returned, let termination)? = machine.builderReturned(.init(teardown)),
             case .cancellation(let cancellation) = returned.kind, case .finished = termination
         else {
             Issue.record("run it now, as finished")
@@ -171,7 +171,7 @@ struct CallbackStreamStateMachineTests {
         var machine = started()
         #expect(machine.builderReturned(.init(Cancellation())) == nil)
         _ = machine.yield(1)
-        guard case .finish(nil, nil, _, let teardown?, nil) = machine.finish(nil), case .finished = teardown.1 else {
+        guard case .finish(_, .runHere(_, .finished)?, nil) = machine.finish(nil) else {
             Issue.record("the finisher takes the teardown")
             return
         }
@@ -211,9 +211,10 @@ struct CallbackStreamStateMachineTests {
         let teardown = Cancellation()
         #expect(machine.builderReturned(.init(teardown)) == nil)
         guard
-            case .terminate(nil, nil, let senders, let taken?, nil, nil) = machine.consumerTerminated(cancelled: false),
+            case .terminate(nil, nil, let senders, .runHere(let taken, .cancelled)?, nil, nil) =
+                machine.consumerTerminated(cancelled: false),
             senders.isEmpty,
-            case .cancellation(let cancellation) = taken.0.kind, case .cancelled = taken.1
+            case .cancellation(let cancellation) = taken.kind
         else {
             Issue.record(Comment(rawValue: "expected the teardown, as cancelled"))
             return

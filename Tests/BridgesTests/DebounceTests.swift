@@ -3,7 +3,7 @@ import BridgesTesting
 import TestSupport
 import Testing
 
-/// `debounce(for:clock:)` on a `TestClock`: no real time passes.
+/// `debounce(for:clock:buffering:)` on a `TestClock`: no real time passes.
 @Suite(.timeLimit(.minutes(3))) struct DebounceTests {
     // MARK: - Timing
 
@@ -15,7 +15,7 @@ import Testing
         try await withBridgesDiagnosticsAsFailures { () async throws in
             try await withSerialTasks { () async throws in
                 let debounced = CallbackStream<String, Never>.probed(probe, box: box).debounce(
-                    for: .milliseconds(300), clock: clock)
+                    for: .milliseconds(300), clock: clock, buffering: .unbounded)
                 let output = debounced.record()
                 await box.ready.wait()
                 box.sink.yield("1")
@@ -48,7 +48,7 @@ import Testing
         let clock = TestClock()
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
-            let output = input.debounce(for: .seconds(1), clock: clock).record()
+            let output = input.debounce(for: .seconds(1), clock: clock, buffering: .unbounded).record()
             continuation.yield(1)
             continuation.yield(2)
             continuation.finish()
@@ -65,7 +65,7 @@ import Testing
         let clock = TestClock()
         try await withSerialTasks { () async throws in
             let (input, continuation) = AsyncThrowingStream.makeStream(of: Int.self, throwing: (any Error).self)
-            let output = input.debounce(for: .seconds(1), clock: clock).record()
+            let output = input.debounce(for: .seconds(1), clock: clock, buffering: .unbounded).record()
             continuation.yield(1)
             continuation.finish(throwing: TestError(code: 7))
             await output.expectFailure(TestError(code: 7))
@@ -79,7 +79,7 @@ import Testing
         let clock = TestClock()
         let box = SinkBox<Int, TestError>()
         let debounced: CallbackStream<Int, TestError> = CallbackStream<Int, TestError>.probed(StreamProbe(), box: box)
-            .debounce(for: .seconds(1), clock: clock)
+            .debounce(for: .seconds(1), clock: clock, buffering: .unbounded)
         try await withSerialTasks { () async throws in
             let consumer = Task { () async -> TestError? in
                 do throws(TestError) {
@@ -103,8 +103,10 @@ import Testing
         let probe = StreamProbe()
         let box = SinkBox<Int, Never>()
         try await withSerialTasks { () async throws in
-            let output = CallbackStream<Int, Never>.probed(probe, box: box).debounce(for: .seconds(1), clock: clock)
-                .record()
+            let output = CallbackStream<Int, Never>.probed(probe, box: box).debounce(
+                for: .seconds(1), clock: clock, buffering: .unbounded
+            )
+            .record()
             await box.ready.wait()
             box.sink.yield(1)
             await runUntilIdle()
@@ -128,7 +130,7 @@ import Testing
         for _ in 0..<300 {
             let clock = TestClock()
             let (input, continuation) = AsyncStream.makeStream(of: Int.self)
-            let debounced = input.debounce(for: .milliseconds(1), clock: clock)
+            let debounced = input.debounce(for: .milliseconds(1), clock: clock, buffering: .unbounded)
             let consumer = Task {
                 var seen: [Int] = []
                 for await value in debounced { seen.append(value) }

@@ -14,7 +14,7 @@ import Testing
         let box = SinkBox<Int, Boom>()
         try await withSerialTasks { () async throws in
             let debounced: CallbackStream<Int, any Error> = CallbackStream<Int, Boom>.probed(probe, box: box)
-                .debounce(for: .milliseconds(300), clock: clock)
+                .debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded)
             let output = debounced.record()
             await box.ready.wait()
             box.sink.yield(1)

@@ -2,6 +2,9 @@ import Testing
 
 @testable import LogTailer
 
+// A child process (`Process`): macOS and Linux only. iOS, tvOS, watchOS and visionOS have none.
+#if os(macOS) || os(Linux)
+
 @Suite("Example: LogTailer", .timeLimit(.minutes(3)))
 struct LogTailerTests {
     @Test func linesArriveInOrder_readerPausesForAStalledConsumer_breakTerminatesTheCommand() async throws {
@@ -17,3 +20,5 @@ struct LogTailerTests {
         #expect(report.adapterLines == ["alpha", "beta", "gamma"])
     }
 }
+
+#endif

@@ -6,6 +6,7 @@
 import Bridges
 import BridgesCombine
 import Foundation
+
 #if canImport(Combine)
 import Combine  // Apple platforms: BridgesCombine is built on Apple's Combine, so the cases use its publishers
 #else
@@ -17,7 +18,7 @@ enum CombineSource: String, Sendable { case range, subject }
 /// Sends `0..<n` from a new thread once the first demand has reached the subject, then finishes.
 func subjectPublisher(n: Int) -> StartOnFirstDemand<PassthroughSubject<Int, Never>> {
     let subject = PassthroughSubject<Int, Never>()
-    nonisolated(unsafe) let unsafeSubject = subject   // sent to only from the one producer thread
+    nonisolated(unsafe) let unsafeSubject = subject  // sent to only from the one producer thread
     return StartOnFirstDemand(subject) {
         onThread {
             for i in 0..<n { unsafeSubject.send(i) }
@@ -34,7 +35,10 @@ struct StartOnFirstDemand<Upstream: Publisher>: Publisher {
     typealias Failure = Upstream.Failure
     let upstream: Upstream
     let start: @Sendable () -> Void
-    init(_ upstream: Upstream, start: @escaping @Sendable () -> Void) { self.upstream = upstream; self.start = start }
+    init(_ upstream: Upstream, start: @escaping @Sendable () -> Void) {
+        self.upstream = upstream
+        self.start = start
+    }
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
         upstream.subscribe(Inner(downstream: subscriber, start: start))
@@ -46,27 +50,41 @@ struct StartOnFirstDemand<Upstream: Publisher>: Publisher {
         let lock = NSLock()
         var upstream: (any Subscription)?
         var started = false
-        init(downstream: S, start: @escaping @Sendable () -> Void) { self.downstream = downstream; self.start = start }
+        init(downstream: S, start: @escaping @Sendable () -> Void) {
+            self.downstream = downstream
+            self.start = start
+        }
 
         func receive(subscription: any Subscription) {
-            lock.lock(); upstream = subscription; lock.unlock()
+            lock.lock()
+            upstream = subscription
+            lock.unlock()
             downstream.receive(subscription: self)
         }
         func receive(_ input: Output) -> Subscribers.Demand { downstream.receive(input) }
         func receive(completion: Subscribers.Completion<Failure>) { downstream.receive(completion: completion) }
         func request(_ demand: Subscribers.Demand) {
-            lock.lock(); let up = upstream; let first = !started; started = true; lock.unlock()
+            lock.lock()
+            let up = upstream
+            let first = !started
+            started = true
+            lock.unlock()
             up?.request(demand)
             if first { start() }
         }
         func cancel() {
-            lock.lock(); let up = upstream; upstream = nil; lock.unlock()
+            lock.lock()
+            let up = upstream
+            upstream = nil
+            lock.unlock()
             up?.cancel()
         }
     }
 }
 
-func bridgesPublisherStream(_ policy: StreamPolicy, _ source: CombineSource, n: Int, name: String) async throws -> Sample {
+func bridgesPublisherStream(
+    _ policy: StreamPolicy, _ source: CombineSource, n: Int, name: String
+) async throws -> Sample {
     try await detachedRun {
         let (tally, ns) = await timed { () async -> Tally in
             var tally = Tally()
@@ -82,7 +100,6 @@ func bridgesPublisherStream(_ policy: StreamPolicy, _ source: CombineSource, n: 
         return tally.sample(ns: ns, sent: n)
     }
 }
-
 
 func openCombineValues(_ source: CombineSource, n: Int, name: String) async throws -> Sample {
     try await detachedRun {
@@ -103,7 +120,7 @@ func openCombineValues(_ source: CombineSource, n: Int, name: String) async thro
 
 @MainActor
 func runCombine(_ config: Config) async {
-        let n = config.n(100_000, quick: 20_000)
+    let n = config.n(100_000, quick: 20_000)
     for source in [CombineSource.range, .subject] {
         for (label, policy) in [("rendezvous", StreamPolicy.rendezvous), ("unbounded", .unbounded)] {
             let name = "publisher.\(source).\(label)"

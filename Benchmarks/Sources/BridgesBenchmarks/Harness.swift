@@ -22,7 +22,8 @@ struct BenchFailure: Error, CustomStringConvertible {
 
 /// Times `body` with the continuous clock.
 @inline(__always)
-func timed<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> (T, Double) {
+func timed<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> (T, Double)
+{
     let clock = ContinuousClock()
     let start = clock.now
     let value = try await body()
@@ -59,9 +60,9 @@ final class Report {
         var bridges: Double
         var peer: Double
         var peerName: String
-        var bridgesDelivery: Double?   // delivered/sent, for lossy policies
+        var bridgesDelivery: Double?  // delivered/sent, for lossy policies
         var peerDelivery: Double?
-        var spread: (Double, Double)   // (max-min)/median for bridges and peer, to judge noise
+        var spread: (Double, Double)  // (max-min)/median for bridges and peer, to judge noise
         /// The minimal correct design (a lock, a ring, one stored continuation) in the same run.
         var limit: Double? = nil
         /// Why no speedup is claimed (not like for like, or deliveries differ); nil: a RATIO line.
@@ -136,7 +137,11 @@ func compare(
     }
     Watchdog.shared.enter(name)
     let caseStart = ContinuousClock.now
-    defer { print("    (\(name) took \(caseStart.duration(to: .now).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))))") }
+    defer {
+        print(
+            "    (\(name) took \(caseStart.duration(to: .now).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))))"
+        )
+    }
     if config.side != .both {
         if config.side == .limit && limit == nil {
             print("  \(name): has no limit side")
@@ -151,11 +156,13 @@ func compare(
         }
         do {
             if config.once {
-                _ = try await side()        // warm-up: first-call costs (symbol binding, metadata) stay out
+                _ = try await side()  // warm-up: first-call costs (symbol binding, metadata) stay out
                 bench_callgrind_zero()
                 let s = try await side()
                 bench_callgrind_dump()
-                print("ONCE \(name) side=\(config.side.rawValue) sent=\(s.sent) delivered=\(s.delivered) ns=\(fmt(s.nanoseconds, 0))")
+                print(
+                    "ONCE \(name) side=\(config.side.rawValue) sent=\(s.sent) delivered=\(s.delivered) ns=\(fmt(s.nanoseconds, 0))"
+                )
             } else {
                 for _ in 0...config.repetitions { _ = try await side() }
                 print("  \(name): ran the \(config.side.rawValue) side only")
@@ -238,7 +245,11 @@ func progressLine(_ r: Report.Row) -> String {
     let unit = r.perDelivered ? "ns/delivered el" : "ns/el"
     var s = "  \(r.name): bridges \(fmt(r.bridges)) \(unit), \(r.peerName) \(fmt(r.peer)) \(unit)"
     if let limit = r.limit { s += ", limit \(fmt(limit)) \(unit)" }
-    if let why = r.noClaim { s += ", no speedup claimed (\(why))" } else { s += ", speedup \(fmt(r.peer / r.bridges, 2))×" }
+    if let why = r.noClaim {
+        s += ", no speedup claimed (\(why))"
+    } else {
+        s += ", speedup \(fmt(r.peer / r.bridges, 2))×"
+    }
     if let bd = r.bridgesDelivery, let pd = r.peerDelivery {
         s += ", delivered/sent bridges \(fmt(bd * 100, 1))% peer \(fmt(pd * 100, 1))%"
     }
@@ -249,9 +260,13 @@ func progressLine(_ r: Report.Row) -> String {
 func printReport(config: Config, buildInfo: String) {
     let r = Report.shared
     print("")
-    print("Bridges benchmarks (\(config.quick ? "quick" : "full"), median of \(config.repetitions) alternating repetitions) — \(buildInfo)")
+    print(
+        "Bridges benchmarks (\(config.quick ? "quick" : "full"), median of \(config.repetitions) alternating repetitions) — \(buildInfo)"
+    )
     print("(lossy rows, marked *: ns per delivered element; a speedup only where both delivered the same share)")
-    let header = ["case", "bridges ns/el", "peer", "peer ns/el", "limit ns/el", "speedup", "delivered b/p", "spread b/p"]
+    let header = [
+        "case", "bridges ns/el", "peer", "peer ns/el", "limit ns/el", "speedup", "delivered b/p", "spread b/p",
+    ]
     var table: [[String]] = [header]
     for row in r.rows {
         let delivered: String
@@ -289,12 +304,17 @@ func printReport(config: Config, buildInfo: String) {
         let limit = row.limit.map { " limit=\(fmt($0, 2))" } ?? ""
         if let why = row.noClaim {
             // Not like for like, or deliveries differ: both figures, no speedup.
-            print("NOCLAIM \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2))\(limit) reason=\"\(why)\"")
+            print(
+                "NOCLAIM \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2))\(limit) reason=\"\(why)\"")
         } else {
-            print("RATIO \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2)) speedup=\(fmt(row.peer / row.bridges, 3))\(limit)")
+            print(
+                "RATIO \(row.name) bridges=\(fmt(row.bridges, 2)) peer=\(fmt(row.peer, 2)) speedup=\(fmt(row.peer / row.bridges, 3))\(limit)"
+            )
         }
         if let bd = row.bridgesDelivery, let pd = row.peerDelivery {
-            print("DELIVERED \(row.name) bridges=\(fmt(bd * 100, 2))% peer=\(fmt(pd * 100, 2))% (per delivered element above)")
+            print(
+                "DELIVERED \(row.name) bridges=\(fmt(bd * 100, 2))% peer=\(fmt(pd * 100, 2))% (per delivered element above)"
+            )
         }
     }
     for m in r.memory {
@@ -308,7 +328,8 @@ func printTable(_ rows: [[String]]) {
     for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
     for (index, row) in rows.enumerated() {
         let cells = row.enumerated().map { i, cell in
-            i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            i == 0
+                ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                 : String(repeating: " ", count: widths[i] - cell.count) + cell
         }
         print(cells.joined(separator: "  "))
@@ -327,7 +348,10 @@ final class Watchdog: @unchecked Sendable {
     var limitSeconds: UInt64 = 120
 
     func enter(_ name: String) {
-        lock.lock(); current = name; since = .now(); lock.unlock()
+        lock.lock()
+        current = name
+        since = .now()
+        lock.unlock()
     }
 
     func start() {
@@ -338,7 +362,9 @@ final class Watchdog: @unchecked Sendable {
                 let (name, elapsed) = (current, DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds)
                 lock.unlock()
                 if elapsed > limitSeconds * 1_000_000_000 {
-                    print("FAILED \(name): still running after \(limitSeconds) s (a hang: lost wake-up or missing finish?)")
+                    print(
+                        "FAILED \(name): still running after \(limitSeconds) s (a hang: lost wake-up or missing finish?)"
+                    )
                     fflush(nil)
                     exit(2)
                 }

@@ -14,7 +14,7 @@ final class MinimalChannel<Element: Sendable>: @unchecked Sendable {
     // own four-byte lock then undercut.)
     private let mutex = Mutex<Void>(())
     private var ring: UnsafeMutablePointer<Element>
-    private var capacity = 16          // a power of two
+    private var capacity = 16  // a power of two
     private var head = 0
     private var count = 0
     private var finished = false
@@ -153,7 +153,10 @@ func limitDepth(_ depth: Int, n: Int) async throws -> Sample {
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<depth { channel.yield(value); value += 1 }
+                for _ in 0..<depth {
+                    channel.yield(value)
+                    value += 1
+                }
                 for _ in 0..<depth { tally.add(await iterator.next()!) }
             }
             channel.finish()

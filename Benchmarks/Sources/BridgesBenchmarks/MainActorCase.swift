@@ -31,7 +31,7 @@ func drainAsyncStreamOnMain(n: Int) async -> Tally {
 
 @MainActor
 func runMainActor(_ config: Config) async {
-    let n = config.n(20_000, quick: 10_000)   // the peer pays ~10–20 µs per element
+    let n = config.n(20_000, quick: 10_000)  // the peer pays ~10–20 µs per element
     await compare(
         "mainactor.drain", peer: "AsyncStream", config: config,
         bridges: {

@@ -7,13 +7,14 @@
 
 import Bridges
 import BridgesCombine
+import CMallocInfo
 import Foundation
+
 #if canImport(Combine)
 import Combine  // Apple platforms: BridgesCombine is built on Apple's Combine, so the cases use its publishers
 #else
 import OpenCombine
 #endif
-import CMallocInfo
 
 @MainActor
 func allocatedBytes() -> Int {
@@ -58,10 +59,11 @@ func bridgesBytesPerCreatedStream(k: Int) -> Double {
     streams.reserveCapacity(k)
     let before = allocatedBytes()
     for _ in 0..<k {
-        streams.append(CallbackStream<Int, Never>(buffering: .unbounded) { sink in
-            sink.finish()
-            return Cancellation {}
-        })
+        streams.append(
+            CallbackStream<Int, Never>(buffering: .unbounded) { sink in
+                sink.finish()
+                return Cancellation {}
+            })
     }
     let after = allocatedBytes()
     withExtendedLifetime(streams) {}
@@ -147,7 +149,6 @@ func bridgesBytesPerSubscription(_ policy: StreamPolicy, k: Int) async -> Double
     return Double(after - before) / Double(k)
 }
 
-
 @MainActor
 func valuesBytesPerSubscription(k: Int) async -> Double {
     let subject = CurrentValueSubject<Int, Never>(0)
@@ -166,16 +167,24 @@ func valuesBytesPerSubscription(k: Int) async -> Double {
 }
 
 @MainActor
-func recordMemory(_ name: String, peer: String, note: String, config: Config, bridges: () async -> Double, peerValue: () async -> Double) async {
+func recordMemory(
+    _ name: String, peer: String, note: String, config: Config, bridges: () async -> Double,
+    peerValue: () async -> Double
+) async {
     guard config.wants(name), !config.once else { return }
-    if config.list { return }   // not a per-element case: Benchmarks/callgrind skips it
+    if config.list { return }  // not a per-element case: Benchmarks/callgrind skips it
     Watchdog.shared.enter(name)
     // Median of 3 alternating measurements each: the allocator's free lists make single runs jumpy.
     var b: [Double] = []
     var p: [Double] = []
     for rep in 0..<3 {
-        if rep % 2 == 0 { b.append(await bridges()); p.append(await peerValue()) }
-        else { p.append(await peerValue()); b.append(await bridges()) }
+        if rep % 2 == 0 {
+            b.append(await bridges())
+            p.append(await peerValue())
+        } else {
+            p.append(await peerValue())
+            b.append(await bridges())
+        }
     }
     let row = Report.MemoryRow(name: name, bridges: median(b), peer: median(p), peerName: peer, note: note)
     Report.shared.memory.append(row)
@@ -187,7 +196,8 @@ func runMemory(_ config: Config) async {
     let stride = MemoryLayout<Int>.stride
     for k in [1_000, 100_000] {
         await recordMemory(
-            "memory.buffered-element.k\(k)", peer: "AsyncStream", note: "per buffered Int (stride \(stride)); target ≤ \(fmt(1.5 * Double(stride))) B",
+            "memory.buffered-element.k\(k)", peer: "AsyncStream",
+            note: "per buffered Int (stride \(stride)); target ≤ \(fmt(1.5 * Double(stride))) B",
             config: config,
             bridges: { await bridgesBytesPerBufferedElement(k: k) },
             peerValue: { asyncStreamBytesPerBufferedElement(k: k) }
@@ -200,17 +210,20 @@ func runMemory(_ config: Config) async {
         peerValue: { asyncStreamBytesPerCreatedStream(k: k) }
     )
     await recordMemory(
-        "memory.idle-stream", peer: "AsyncStream", note: "started, producer live, nothing buffered; target ≤ AsyncStream", config: config,
+        "memory.idle-stream", peer: "AsyncStream",
+        note: "started, producer live, nothing buffered; target ≤ AsyncStream", config: config,
         bridges: { await bridgesBytesPerIdleStream(k: k) },
         peerValue: { await asyncStreamBytesPerIdleStream(k: k) }
     )
-        await recordMemory(
-        "memory.subscription.rendezvous", peer: ".values", note: "live subscription to a CurrentValueSubject", config: config,
+    await recordMemory(
+        "memory.subscription.rendezvous", peer: ".values", note: "live subscription to a CurrentValueSubject",
+        config: config,
         bridges: { await bridgesBytesPerSubscription(.rendezvous, k: k) },
         peerValue: { await valuesBytesPerSubscription(k: k) }
     )
     await recordMemory(
-        "memory.subscription.unbounded", peer: ".values", note: "live subscription to a CurrentValueSubject", config: config,
+        "memory.subscription.unbounded", peer: ".values", note: "live subscription to a CurrentValueSubject",
+        config: config,
         bridges: { await bridgesBytesPerSubscription(.unbounded, k: k) },
         peerValue: { await valuesBytesPerSubscription(k: k) }
     )

@@ -35,7 +35,8 @@ private struct OperatorTally {
             return
         }
         guard outOfOrder == 0, count <= sent, last == sent - 1, !exactlyOne || count == 1 else {
-            throw BenchFailure("\(what): sent 0..<\(sent), delivered \(count), last \(last), out of order \(outOfOrder)")
+            throw BenchFailure(
+                "\(what): sent 0..<\(sent), delivered \(count), last \(last), out of order \(outOfOrder)")
         }
     }
 
@@ -46,15 +47,14 @@ private struct OperatorTally {
 private let longWindow = Duration.seconds(3600)
 
 private func debounceBridges(n: Int) async -> OperatorTally {
-    let debounced: CallbackStream<Int, Never> = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
+    let debounced = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock(), buffering: .unbounded)
     var tally = OperatorTally()
     for await x in debounced { tally.add(x) }
     return tally
 }
 
 private func debounceAsyncAlgorithms(n: Int) async -> OperatorTally {
-    let debounced: AsyncDebounceSequence<AsyncSyncSequence<Range<Int>>, ContinuousClock> =
-        (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
+    let debounced = (0..<n).async.debounce(for: longWindow, clock: ContinuousClock())
     var tally = OperatorTally()
     for await x in debounced { tally.add(x) }
     return tally
@@ -123,6 +123,8 @@ func runOperators(_ config: Config) async {
         }
     )
     if config.wants("operators.mapLatest") {
-        note("operators.mapLatest: the hand-written loop emitted \(staleFromPeer) stale result(s) after a newer one over all its runs; Bridges none (checked)")
+        note(
+            "operators.mapLatest: the hand-written loop emitted \(staleFromPeer) stale result(s) after a newer one over all its runs; Bridges none (checked)"
+        )
     }
 }

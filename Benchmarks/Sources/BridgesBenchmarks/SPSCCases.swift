@@ -32,7 +32,9 @@ func bridgesSPSC(_ policy: SPSCPolicy, _ producer: ProducerKind, n: Int) async t
             for await x in stream { tally.add(x) }
             return tally
         }
-        try tally.check("spsc.\(producer).\(policy.rawValue) bridges", sent: n, lossless: policy.lossless, keepsNewest: policy.keepsNewest)
+        try tally.check(
+            "spsc.\(producer).\(policy.rawValue) bridges", sent: n, lossless: policy.lossless,
+            keepsNewest: policy.keepsNewest)
         return tally.sample(ns: ns, sent: n)
     }
 }
@@ -96,7 +98,9 @@ func asyncStreamSPSC(_ policy: SPSCPolicy, _ producer: ProducerKind, n: Int) asy
             for await x in stream { tally.add(x) }
             return tally
         }
-        try tally.check("spsc.\(producer).\(policy.rawValue) AsyncStream", sent: n, lossless: policy.lossless, keepsNewest: policy.keepsNewest)
+        try tally.check(
+            "spsc.\(producer).\(policy.rawValue) AsyncStream", sent: n, lossless: policy.lossless,
+            keepsNewest: policy.keepsNewest)
         return tally.sample(ns: ns, sent: n)
     }
 }
@@ -122,7 +126,9 @@ func asyncChannelRendezvous(n: Int) async throws -> Sample {
 final class SourceBox: @unchecked Sendable {
     // @unchecked Sendable: the source is taken exactly once, by the one producer task.
     var source: MultiProducerSingleConsumerAsyncChannel<Int, Never>.Source?
-    init(_ source: consuming MultiProducerSingleConsumerAsyncChannel<Int, Never>.Source) { self.source = consume source }
+    init(_ source: consuming MultiProducerSingleConsumerAsyncChannel<Int, Never>.Source) {
+        self.source = consume source
+    }
 }
 
 func mpscChannelWatermark(capacity: Int, n: Int) async throws -> Sample {
@@ -190,7 +196,7 @@ func bridgesBurst(_ policy: SPSCPolicy, n: Int) async throws -> Sample {
             let box = Box<CallbackStream<Int, Never>.Sink>()
             let stream = CallbackStream<Int, Never>(buffering: policy.bridges) { sink in
                 box.value = sink
-                _ = sink.yield(-1)      // the iterator's first next() runs the builder and takes this
+                _ = sink.yield(-1)  // the iterator's first next() runs the builder and takes this
                 return Cancellation {}
             }
             var iterator = stream.makeAsyncIterator()
@@ -199,7 +205,10 @@ func bridgesBurst(_ policy: SPSCPolicy, n: Int) async throws -> Sample {
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<64 { _ = sink.yield(value); value += 1 }
+                for _ in 0..<64 {
+                    _ = sink.yield(value)
+                    value += 1
+                }
                 for _ in 0..<policy.keeps { tally.add(await iterator.next()!) }
             }
             sink.finish()
@@ -219,7 +228,10 @@ func asyncStreamBurst(_ policy: SPSCPolicy, n: Int) async throws -> Sample {
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<64 { continuation.yield(value); value += 1 }
+                for _ in 0..<64 {
+                    continuation.yield(value)
+                    value += 1
+                }
                 for _ in 0..<policy.keeps { tally.add(await iterator.next()!) }
             }
             continuation.finish()
@@ -234,9 +246,13 @@ extension Tally {
     /// Exactly the `keeps` newest of every burst of 64, in order.
     func checkBurst(_ what: String, rounds: Int, keeps: Int) throws {
         // The kept elements of round r are 64r + 64 - keeps ..< 64r + 64.
-        let expectedSum = (0..<rounds).reduce(0) { sum, r in sum + (0..<keeps).reduce(0) { $0 + 64 * r + 64 - keeps + $1 } }
+        let expectedSum = (0..<rounds).reduce(0) { sum, r in
+            sum + (0..<keeps).reduce(0) { $0 + 64 * r + 64 - keeps + $1 }
+        }
         guard count == rounds * keeps, sum == expectedSum, outOfOrder == 0 else {
-            throw BenchFailure("\(what): expected the \(keeps) newest of each of \(rounds) bursts, got \(count) elements, sum \(sum) (expected \(expectedSum)), out of order \(outOfOrder)")
+            throw BenchFailure(
+                "\(what): expected the \(keeps) newest of each of \(rounds) bursts, got \(count) elements, sum \(sum) (expected \(expectedSum)), out of order \(outOfOrder)"
+            )
         }
     }
 }
@@ -252,19 +268,25 @@ func runWaiting(_ config: Config) async {
         peer: { try await asyncChannelRendezvous(n: n) }
     )
     await compare(
-        "rendezvous.thread", peer: "AsyncChannel(task)", noClaim: "thread producer vs the peer's task producer", config: config,
+        "rendezvous.thread", peer: "AsyncChannel(task)", noClaim: "thread producer vs the peer's task producer",
+        config: config,
         bridges: { try await bridgesWaiting(.rendezvous, .thread, n: n, name: "rendezvous.thread") },
         peer: { try await asyncChannelRendezvous(n: n) }
     )
     for capacity in [16] {
         await compare(
             "suspending(\(capacity)).task", peer: "MPSCChannel(wm \(capacity / 2)-\(capacity))", config: config,
-            bridges: { try await bridgesWaiting(.suspending(capacity), .task, n: n, name: "suspending(\(capacity)).task") },
+            bridges: {
+                try await bridgesWaiting(.suspending(capacity), .task, n: n, name: "suspending(\(capacity)).task")
+            },
             peer: { try await mpscChannelWatermark(capacity: capacity, n: n) }
         )
         await compare(
-            "suspending(\(capacity)).thread", peer: "MPSCChannel(task)", noClaim: "thread producer vs the peer's task producer", config: config,
-            bridges: { try await bridgesWaiting(.suspending(capacity), .thread, n: n, name: "suspending(\(capacity)).thread") },
+            "suspending(\(capacity)).thread", peer: "MPSCChannel(task)",
+            noClaim: "thread producer vs the peer's task producer", config: config,
+            bridges: {
+                try await bridgesWaiting(.suspending(capacity), .thread, n: n, name: "suspending(\(capacity)).thread")
+            },
             peer: { try await mpscChannelWatermark(capacity: capacity, n: n) }
         )
     }

@@ -8,13 +8,18 @@ import Foundation
 
 /// Starts `producers` threads that together yield `0..<n` (producer p yields p, p+k, p+2k, …),
 /// and calls `finish` after the last one is done.
-func startProducers(_ producers: Int, n: Int, yield: @escaping @Sendable (Int) -> Void, finish: @escaping @Sendable () -> Void) {
+func startProducers(
+    _ producers: Int, n: Int, yield: @escaping @Sendable (Int) -> Void, finish: @escaping @Sendable () -> Void
+) {
     let group = DispatchGroup()
     for p in 0..<producers {
         group.enter()
         onThread {
             var i = p
-            while i < n { yield(i); i += producers }
+            while i < n {
+                yield(i)
+                i += producers
+            }
             group.leave()
         }
     }
@@ -60,7 +65,7 @@ func bridgesDepth(_ depth: Int, n: Int) async throws -> Sample {
             let box = Box<CallbackStream<Int, Never>.Sink>()
             let stream = CallbackStream<Int, Never>(buffering: .unbounded) { sink in
                 box.value = sink
-                _ = sink.yield(-1)      // the iterator's first next() runs the builder and takes this
+                _ = sink.yield(-1)  // the iterator's first next() runs the builder and takes this
                 return Cancellation {}
             }
             var iterator = stream.makeAsyncIterator()
@@ -69,7 +74,10 @@ func bridgesDepth(_ depth: Int, n: Int) async throws -> Sample {
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<depth { _ = sink.yield(value); value += 1 }
+                for _ in 0..<depth {
+                    _ = sink.yield(value)
+                    value += 1
+                }
                 for _ in 0..<depth { tally.add(await iterator.next()!) }
             }
             sink.finish()
@@ -89,7 +97,10 @@ func asyncStreamDepth(_ depth: Int, n: Int) async throws -> Sample {
             var tally = Tally()
             var value = 0
             for _ in 0..<rounds {
-                for _ in 0..<depth { continuation.yield(value); value += 1 }
+                for _ in 0..<depth {
+                    continuation.yield(value)
+                    value += 1
+                }
                 for _ in 0..<depth { tally.add(await iterator.next()!) }
             }
             return tally
@@ -120,7 +131,11 @@ func runScaling(_ config: Config) async {
         )
     }
     let rows = Report.shared.rows.filter { $0.name.hasPrefix("depth.") }
-    if let small = rows.first(where: { $0.name == "depth.16" }), let large = rows.first(where: { $0.name == "depth.\(1 << 16)" }) {
-        note("buffer depth 16 → 65536: bridges \(fmt(small.bridges)) → \(fmt(large.bridges)) ns/el (×\(fmt(large.bridges / small.bridges, 2))), AsyncStream \(fmt(small.peer)) → \(fmt(large.peer)) ns/el (×\(fmt(large.peer / small.peer, 2))); flat means ×1.0 (cache misses make any buffer somewhat dearer once it outgrows L2)")
+    if let small = rows.first(where: { $0.name == "depth.16" }),
+        let large = rows.first(where: { $0.name == "depth.\(1 << 16)" })
+    {
+        note(
+            "buffer depth 16 → 65536: bridges \(fmt(small.bridges)) → \(fmt(large.bridges)) ns/el (×\(fmt(large.bridges / small.bridges, 2))), AsyncStream \(fmt(small.peer)) → \(fmt(large.peer)) ns/el (×\(fmt(large.peer / small.peer, 2))); flat means ×1.0 (cache misses make any buffer somewhat dearer once it outgrows L2)"
+        )
     }
 }

@@ -86,7 +86,9 @@ func bridgesShare(consumers: Int, bounded: Bool, n: Int) async throws -> Sample 
             for task in tasks { tallies.append(await task.value) }
             return tallies
         }
-        for tally in tallies { try tally.check("share.\(consumers) bridges (bounded: \(bounded))", sent: n, lossless: true) }
+        for tally in tallies {
+            try tally.check("share.\(consumers) bridges (bounded: \(bounded))", sent: n, lossless: true)
+        }
         return Sample(nanoseconds: ns, sent: n * consumers, delivered: tallies.reduce(0) { $0 + $1.count })
     }
 }
@@ -95,7 +97,8 @@ func asyncAlgorithmsShare(consumers: Int, bounded: Bool, n: Int) async throws ->
     try await detachedRun {
         let (tallies, ns) = await timed { () async -> [Tally] in
             let arrivals = Arrivals(consumers)
-            let shared = ConnectedCount(n: n, arrivals: arrivals).share(bufferingPolicy: bounded ? .bounded(1) : .unbounded)
+            let shared = ConnectedCount(n: n, arrivals: arrivals).share(
+                bufferingPolicy: bounded ? .bounded(1) : .unbounded)
             let tasks = (0..<consumers).map { _ in
                 Task { () -> Tally in
                     var tally = Tally()
@@ -111,7 +114,9 @@ func asyncAlgorithmsShare(consumers: Int, bounded: Bool, n: Int) async throws ->
             for task in tasks { tallies.append(await task.value) }
             return tallies
         }
-        for tally in tallies { try tally.check("share.\(consumers) AsyncAlgorithms (bounded: \(bounded))", sent: n, lossless: true) }
+        for tally in tallies {
+            try tally.check("share.\(consumers) AsyncAlgorithms (bounded: \(bounded))", sent: n, lossless: true)
+        }
         return Sample(nanoseconds: ns, sent: n * consumers, delivered: tallies.reduce(0) { $0 + $1.count })
     }
 }

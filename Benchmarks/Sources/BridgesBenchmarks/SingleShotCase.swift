@@ -97,7 +97,7 @@ func leanCallback(
 @MainActor
 func runSingleShot(_ config: Config) async {
     let n = config.n(200_000, quick: 30_000)
-    let queueN = config.n(20_000, quick: 3_000)   // a queue hop costs ~10–20 µs: fewer calls
+    let queueN = config.n(20_000, quick: 3_000)  // a queue hop costs ~10–20 µs: fewer calls
     let queue = DispatchQueue(label: "bench.callback")
 
     // Runs the loop off the main actor (a plain nonisolated async function), as most callers do.
@@ -151,12 +151,14 @@ func runSingleShot(_ config: Config) async {
         try expectLossless("single-shot peer", sent: n, delivered: n, sum: sum)
         return Sample(nanoseconds: ns, sent: n, delivered: n)
     }
-    await compare("single-shot.sync", peer: "lean hand-written", config: config,
-                  bridges: { try await detachedRun { try await bridges(onQueue: false) } },
-                  peer: { try await detachedRun { try await peer(onQueue: false) } })
-    await compare("single-shot.queue", peer: "lean hand-written", config: config,
-                  bridges: { try await detachedRun { try await bridges(onQueue: true) } },
-                  peer: { try await detachedRun { try await peer(onQueue: true) } })
+    await compare(
+        "single-shot.sync", peer: "lean hand-written", config: config,
+        bridges: { try await detachedRun { try await bridges(onQueue: false) } },
+        peer: { try await detachedRun { try await peer(onQueue: false) } })
+    await compare(
+        "single-shot.queue", peer: "lean hand-written", config: config,
+        bridges: { try await detachedRun { try await bridges(onQueue: true) } },
+        peer: { try await detachedRun { try await peer(onQueue: true) } })
 }
 
 /// Runs `body` in a detached task (off the main actor) and waits for it.

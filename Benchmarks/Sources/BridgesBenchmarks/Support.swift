@@ -38,9 +38,12 @@ struct Tally: Sendable {
         if lossless {
             try expectLossless(what, sent: sent, delivered: count, sum: sum, outOfOrder: outOfOrder)
         } else if outOfOrder != 0 || count > sent {
-            throw BenchFailure("\(what): a lossy policy reordered or invented elements: sent \(sent), delivered \(count), out of order \(outOfOrder)")
+            throw BenchFailure(
+                "\(what): a lossy policy reordered or invented elements: sent \(sent), delivered \(count), out of order \(outOfOrder)"
+            )
         } else if keepsNewest && sent > 0 && last != sent - 1 {
-            throw BenchFailure("\(what): a keep-newest policy lost the last element: sent 0..<\(sent), last delivered \(last)")
+            throw BenchFailure(
+                "\(what): a keep-newest policy lost the last element: sent 0..<\(sent), last delivered \(last)")
         }
     }
 }
@@ -55,7 +58,8 @@ final class Box<T>: @unchecked Sendable {
 
 /// The policies of case 1, by name, for both sides.
 enum SPSCPolicy: String, CaseIterable, Sendable {
-    case unbounded, latest, drop, dropOldest16 = "dropOldest(16)"
+    case unbounded, latest, drop
+    case dropOldest16 = "dropOldest(16)"
 
     var lossless: Bool { self == .unbounded }
     var keepsNewest: Bool { self == .latest || self == .dropOldest16 }
@@ -64,7 +68,7 @@ enum SPSCPolicy: String, CaseIterable, Sendable {
         switch self {
         case .unbounded: .unbounded
         case .latest: .bufferingNewest(1)
-        case .drop: .bufferingOldest(0)      // keeps nothing: drops the new element unless a consumer waits
+        case .drop: .bufferingOldest(0)  // keeps nothing: drops the new element unless a consumer waits
         case .dropOldest16: .bufferingNewest(16)
         }
     }

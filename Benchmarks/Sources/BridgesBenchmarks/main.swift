@@ -42,7 +42,9 @@ func runAll() async -> Int32 {
     #else
     let buildInfo = "release build"
     #endif
-    print("Bridges benchmarks: \(quick ? "--quick" : "full") run, \(config.repetitions) repetitions, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(buildInfo)")
+    print(
+        "Bridges benchmarks: \(quick ? "--quick" : "full") run, \(config.repetitions) repetitions, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(buildInfo)"
+    )
 
     print("load average at start: \(loadAverage())")
     let started = ContinuousClock.now
@@ -56,6 +58,7 @@ func runAll() async -> Int32 {
     await runShare(config)
     await runMemory(config)
     await runOperators(config)
+    await runCancelLatency(config)
 
     printReport(config: config, buildInfo: buildInfo)
     print("total time: \(started.duration(to: .now)); load average at end: \(loadAverage())")

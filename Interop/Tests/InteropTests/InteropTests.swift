@@ -165,7 +165,7 @@ func pointFreeTestClockInAScope() async {
 func bridgesDebounceOnPointFreeTestClock() async throws {
     let clock = Clocks.TestClock()
     let (input, continuation) = AsyncStream.makeStream(of: Int.self)
-    let debounced = input.debounce(for: .milliseconds(300), clock: clock)
+    let debounced = input.debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded)
     let received = LockIsolated<[Int]>([])
     await withSerialTasks {
         let consumer = Task {

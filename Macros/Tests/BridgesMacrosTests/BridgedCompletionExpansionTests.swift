@@ -30,7 +30,7 @@ struct BridgedCompletionExpansionTests {
                 /// `cancel()` on the returned token cancels the work and calls the handler with `CancellationError` at once.
                 @discardableResult
                 func load(id: Int, completion: @escaping @Sendable (Result<User, any Error>) -> Void) -> Cancellation {
-                    withCompletion(completion) {
+                    withCompletion(completion) {  // 'User' crosses to the handler's thread: it must be Sendable
                         try await self.load(id: id)
                     }
                 }
@@ -96,7 +96,7 @@ struct BridgedCompletionExpansionTests {
             @discardableResult
             @available(macOS 13, *)
             func decode<T: Decodable & Sendable>(_ type: T.Type, completion: Data, completionHandler: @escaping @Sendable (Result<T, any Error>) -> Void) -> Cancellation {
-                withCompletion(on: .queue(.main), whenCancelled: .doNotCall, completionHandler) {
+                withCompletion(on: .queue(.main), whenCancelled: .doNotCall, completionHandler) {  // 'T' crosses to the handler's thread: it must be Sendable
                     try await decode(type, completion: completion)
                 }
             }

@@ -1,6 +1,7 @@
 #if Macros
 import BridgesMacros
 import BridgesTesting
+import LegacyFixtures
 import Testing
 
 /// An async API with completion-handler forms for callers not migrated yet.
@@ -36,6 +37,15 @@ final class Received<Value: Sendable>: Sendable {
 // The completion-handler overloads `@BridgedCompletion` wrote call back exactly once.
 @Suite(.timeLimit(.minutes(1)))
 struct BridgedCompletionRuntimeTests {
+    @Test func inASwift5SDK_handlerCalledOnceWithTheValue() async throws {
+        let received = Received<Result<String, any Error>>()
+        let token = LegacyCatalog().title(of: 3) { received.append($0) }
+        var iterator = received.stream.makeAsyncIterator()
+        #expect(try await iterator.next()?.get() == "title 3")
+        token.cancel()  // after the call back: changes nothing
+        #expect(await received.all().isEmpty)
+    }
+
     @Test func value_handlerCalledOnceWithIt() async throws {
         try await withLeakTracking { tracker in
             let repository = Repository()

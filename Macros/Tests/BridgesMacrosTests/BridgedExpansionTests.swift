@@ -35,7 +35,7 @@ struct BridgedExpansionTests {
                 nonisolated(nonsending) func fetchUser(id: Int) async throws -> User {
                     try await withCallback { (done: @escaping @Sendable (Result<User, any Error>) -> Void) in
                         let handle = self.fetchUser(id: id, completion: done)
-                        return Cancellation {
+                        Cancellation {
                             handle.cancel()
                         }
                     }
@@ -106,7 +106,7 @@ struct BridgedExpansionTests {
                 nonisolated(nonsending) func data(from url: URL) async throws -> Data {
                     try await withCallback { (done: @escaping @Sendable (Data?, (any Error)?) -> Void) in
                         let handle = self.data(from: url, completionHandler: done)
-                        return Cancellation {
+                        Cancellation {
                             handle?.cancel()
                         }
                     }
@@ -409,7 +409,7 @@ struct BridgedExpansionTests {
                 nonisolated(nonsending) func fetch() async throws -> User {
                     try await withCallback { (done: @escaping @Sendable (Result<User, APIError>) -> Void) in
                         let handle = try self.fetch(completion: done)
-                        return Cancellation {
+                        Cancellation {
                             handle.cancel()
                         }
                     }
@@ -446,7 +446,7 @@ struct BridgedExpansionTests {
                 nonisolated(nonsending) func send(done: Bool, handle: Int) async throws {
                     try await withCallback { (bridgedDone: @escaping @Sendable ((any Error)?) -> Void) in
                         let bridgedHandle = self.send(done: done, handle: handle, bridgedDone)
-                        return Cancellation {
+                        Cancellation {
                             bridgedHandle.cancel()
                         }
                     }
@@ -491,7 +491,7 @@ struct BridgedExpansionTests {
             protocol Client {
                 @Bridged
                 ┬───────
-                ╰─ 🛑 @Bridged cannot add an async method to a protocol's requirements; put @BridgedAll on the protocol instead, which adds the async forms in an extension
+                ╰─ 🛑 @Bridged cannot add an async method to a protocol's requirements; put @BridgedAll on the protocol, which adds the async forms in an extension (@Bridged(…) on a requirement then says how to bridge that one)
                    ✏️ Remove '@Bridged'
                 func fetch(completion: @escaping (Result<User, Error>) -> Void)
             }
@@ -506,6 +506,32 @@ struct BridgedExpansionTests {
             """
             protocol Client {
                 func fetch(completion: @escaping (Result<User, Error>) -> Void)
+            }
+            """
+        }
+    }
+
+    @Test func onARequirementOfABridgedAllProtocol_addsNothing_andReportsItsMistakesHere() {
+        assertMacro {
+            """
+            @BridgedAll
+            protocol Downloading {
+                @Bridged(completion: "done")
+                func download(url: URL, completion: @escaping (URL?, Error?) -> Void, progress: @escaping (Double) -> Void)
+                @Bridged(completion: "completion")
+                func upload(url: URL, completion: @escaping (Error?) -> Void, progress: @escaping (Double) -> Void)
+            }
+            """
+        } diagnostics: {
+            """
+            @BridgedAll
+            protocol Downloading {
+                @Bridged(completion: "done")
+                ┬───────────────────────────
+                ╰─ 🛑 `completion: "done"` names no parameter of 'download(url:completion:progress:)'; its closures are 'completion', 'progress'
+                func download(url: URL, completion: @escaping (URL?, Error?) -> Void, progress: @escaping (Double) -> Void)
+                @Bridged(completion: "completion")
+                func upload(url: URL, completion: @escaping (Error?) -> Void, progress: @escaping (Double) -> Void)
             }
             """
         }
@@ -565,7 +591,7 @@ struct BridgedExpansionTests {
             """
             @Bridged
             ┬───────
-            ╰─ 🛑 'refresh()' has no parameters, so no completion handler to bridge; @Bridged needs a method whose last parameter is its completion handler, such as `completion: @escaping (Result<Value, Error>) -> Void`
+            ╰─ 🛑 'refresh()' has no parameters, so no completion handler to bridge; @Bridged needs a method with a completion handler, such as `completion: @escaping (Result<Value, Error>) -> Void`
             func refresh() {
             }
             """
@@ -584,45 +610,9 @@ struct BridgedExpansionTests {
             """
             @Bridged
             ┬───────
-            ╰─ 🛑 the last parameter of 'fetch(id:)', 'id: Int', is not a completion handler; @Bridged needs the completion handler last, such as `completion: @escaping (Result<Value, Error>) -> Void`
+            ╰─ 🛑 the last parameter of 'fetch(id:)', 'id: Int', is not a completion handler, and no other parameter is a closure; @Bridged needs a completion handler, such as `completion: @escaping (Result<Value, Error>) -> Void`
             func fetch(id: Int) -> User {
                 user
-            }
-            """
-        }
-    }
-
-    @Test func threeValueHandler_errorSaysWhatToWrite() {
-        assertMacro {
-            """
-            @Bridged
-            func load(_ url: URL, completion: @escaping (Data?, URLResponse?, Error?) -> Void) {
-            }
-            """
-        } diagnostics: {
-            """
-            @Bridged
-            ┬───────
-            ╰─ 🛑 'load(_:completion:)' cannot be bridged: its completion handler takes 3 values, `(Data?, URLResponse?, Error?) -> Void`; withCallback bridges (Result<T, E>), (T?, Error?), (T), (Error?) and () handlers. Write the overload by hand and pass on what you keep: `withCallback { done in api.call { data, _, error in done(data, error) } }`
-            func load(_ url: URL, completion: @escaping (Data?, URLResponse?, Error?) -> Void) {
-            }
-            """
-        }
-    }
-
-    @Test func nonOptionalValueBesideError_error() {
-        assertMacro {
-            """
-            @Bridged
-            func load(completion: @escaping (Data, Error?) -> Void) {
-            }
-            """
-        } diagnostics: {
-            """
-            @Bridged
-            ┬───────
-            ╰─ 🛑 'load(completion:)' cannot be bridged: its completion handler `(Data, Error?) -> Void` passes a non-optional value beside the error, which is not one of withCallback's shapes; make the value optional, `(Data?, Error?) -> Void`, or write the overload by hand: `withCallback { done in api.call { value, error in done(error.map { .failure($0) } ?? .success(value)) } }`
-            func load(completion: @escaping (Data, Error?) -> Void) {
             }
             """
         }

@@ -89,6 +89,14 @@ public func legacyGreeting(for client: LegacyClient, completion: @escaping (Resu
     _ = client.fetchName(id: 0, completion: completion)
 }
 
+/// A newer async API of the SDK, with the completion-handler form its older callers use.
+public final class LegacyCatalog: Sendable {
+    public init() {}
+
+    @BridgedCompletion
+    public func title(of id: Int) async throws -> String { "title \(id)" }
+}
+
 /// A whole protocol bridged at once; conformers get the async forms.
 @BridgedAll
 public protocol LegacyAccountService: AnyObject {

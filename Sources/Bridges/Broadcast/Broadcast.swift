@@ -71,10 +71,11 @@ public final class ThrowingBroadcast<Element: Sendable, Failure: Error>: Sendabl
     }
 
     /// Releasing the broadcast ends it: its consumers end after what they have buffered. A
-    /// broadcast that can fail (`Failure` can hold ``BridgeError``) and was never finished ends
-    /// them with ``BridgeError/sinkDropped``: its producer was lost, so their loops must not read
-    /// as complete. A `Broadcast<Element>` (`Never`) finishes them normally.
-    deinit { end(BridgeError.sinkDropped as? Failure) }
+    /// broadcast that can fail and was never finished ends them with ``BridgeError/sinkDropped``
+    /// (as a `MyError` that conforms to ``BridgeErrorConvertible``): its producer was lost, so
+    /// their loops must not read as complete. A `Broadcast<Element>` (`Never`) finishes them
+    /// normally, and so does a typed `Failure` that cannot carry the error.
+    deinit { end(BridgeError.sinkDropped.asFailure(Failure.self)) }
 
     /// Offers `element` to every current subscriber, each through its own policy, synchronously
     /// on this thread: consumers that were waiting are resumed, and `onDrop` handlers called,

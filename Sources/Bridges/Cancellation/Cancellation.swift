@@ -8,7 +8,8 @@
 ///   manager with a weak delegate. `cancel()` enqueues such an action on its actor and returns
 ///   at once; the action runs when the actor next gets to it (on the main actor, before any
 ///   main-actor job enqueued after `cancel()`), so after the code that called `cancel()` on that
-///   actor has returned or suspended. A token made in
+///   actor has returned or suspended, and in any case before a ``CallbackStream``'s builder runs
+///   on that actor (a source this token stops is stopped before a stream starts it again there). A token made in
 ///   nonisolated code takes an action it can own outright (`sending`: it captures only `Sendable`
 ///   values, or values nothing else uses afterwards) and runs it on the thread that calls
 ///   `cancel()`, before `cancel()` returns.
@@ -63,9 +64,18 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
         self.isolation = nil
     }
 
-    /// A token that cancels every one of `tokens`, in order.
-    public convenience init(combining tokens: [Cancellation]) {
-        self.init(isolation: nil) { for token in tokens { token.cancel() } }
+    /// A token that cancels every one of `tokens`, in order, in the isolation it was made in: made
+    /// on an actor, the tokens made on that same actor run there and then, in the combined
+    /// token's action (a stream's teardown assembled from a `@MainActor` view model's tokens
+    /// stops the manager before the loop's next statement, as one token would).
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor the combined action belongs to (filled in by `#isolation`); leave
+    ///     the default.
+    ///   - tokens: What cancelling cancels, in order.
+    public convenience init(isolation: isolated (any Actor)? = #isolation, combining tokens: [Cancellation]) {
+        let actor = isolation
+        self.init(isolation: isolation) { for token in tokens { token.cancel(runningOn: actor) } }
     }
 
     /// Whether ``cancel()`` has been called.
@@ -92,11 +102,52 @@ public final class Cancellation: @unchecked Sendable, Hashable, CustomStringConv
             taken.action()  // made in nonisolated code: runs on the thread that cancels (see the type's doc)
             return
         }
-        Self.enqueue(UnsafeAction(taken.action), on: owner)
+        Self.enqueueStoppingFirst(UnsafeAction(taken.action), on: owner)
     }
 
-    /// Runs `action` on `owner`, after the caller returns. On the main actor the job is enqueued
-    /// directly (a `@MainActor` task), so it runs before main-actor work enqueued after it.
+    /// The actor the action will run on, while it has not run: nil for an action made in
+    /// nonisolated code, and once cancelled.
+    @usableFromInline
+    var pendingIsolation: (any Actor)? {
+        Lock.striped(for: self).withLock { cancelled ? nil : isolation }
+    }
+
+    /// Cancels from code that runs on `actor` (or nonisolated code, nil): an action made on that
+    /// same actor runs here and then; any other is run where ``cancel()`` runs it.
+    func cancel(runningOn actor: (any Actor)?) {
+        if let actor, pendingIsolation === actor {
+            cancelHere()
+        } else {
+            cancel()
+        }
+    }
+
+    /// Cancels, running the action here, on this thread, whatever actor it was made on: the caller
+    /// is on that actor (a stream's teardown run by code that runs there; see `Teardown.runHere`).
+    @usableFromInline
+    func cancelHere() {
+        let action: (() -> Void)? = Lock.striped(for: self).withLock {
+            guard !cancelled else { return nil }
+            cancelled = true
+            defer {
+                self.action = nil
+                self.isolation = nil
+            }
+            return self.action
+        }
+        action?()
+    }
+
+    /// Runs `action` on `owner`, after the caller returns, through ``ActorTeardowns``: a stream
+    /// builder about to run on `owner` runs it first (so a source a token stops is stopped before
+    /// a stream started there again starts it).
+    @usableFromInline
+    static func enqueueStoppingFirst(_ action: UnsafeAction, on owner: any Actor) {
+        ActorTeardowns.enqueue(on: owner) { action.run() }
+    }
+
+    /// Runs `action` on `owner`, after the caller returns: the job itself. On the main actor it is
+    /// enqueued directly (a `@MainActor` task), so it runs before main-actor work enqueued after it.
     @usableFromInline
     static func enqueue(_ action: UnsafeAction, on owner: any Actor) {
         if owner === MainActor.shared {

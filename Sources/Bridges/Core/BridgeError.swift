@@ -41,4 +41,38 @@ public struct BridgeError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func ~= (pattern: BridgeError, error: any Error) -> Bool {
         (error as? BridgeError) == pattern
     }
+
+    /// This error as a stream's `Failure`: itself where `Failure` can hold it (`any Error`,
+    /// `BridgeError`), the failure a ``BridgeErrorConvertible`` type makes of it, else nil (a
+    /// typed failure that cannot say it).
+    @usableFromInline
+    func asFailure<Failure: Error>(_: Failure.Type) -> Failure? {
+        if let failure = self as? Failure { return failure }
+        if let convertible = Failure.self as? any BridgeErrorConvertible.Type {
+            return convertible.init(bridgeError: self) as? Failure
+        }
+        return nil
+    }
+}
+
+/// A failure type of your own that can also carry a ``BridgeError``, so that a stream typed by it
+/// can say it ended for one of Bridges' reasons.
+///
+/// A `CallbackStream<Element, MyError>` (or a `ThrowingBroadcast`, or `shared()` over them) whose
+/// producer is lost (every copy of its sink released without `finish()`) cannot throw
+/// ``BridgeError/sinkDropped``: `throws(MyError)` throws only `MyError`. Conform `MyError` and
+/// the loop throws `MyError(bridgeError: .sinkDropped)` instead of ending as if the source had
+/// completed. Without the conformance such a loop ends with `nil`, and the lost producer is
+/// reported through ``Diagnostics`` (`sinkDropped`) with what to do.
+///
+/// ```swift
+/// enum FeedError: Error, BridgeErrorConvertible {
+///     case network(Int)
+///     case bridge(BridgeError)
+///     init(bridgeError: BridgeError) { self = .bridge(bridgeError) }
+/// }
+/// ```
+public protocol BridgeErrorConvertible: Error {
+    /// The failure for a stream Bridges ended: `.sinkDropped` when its producer was lost.
+    init(bridgeError: BridgeError)
 }

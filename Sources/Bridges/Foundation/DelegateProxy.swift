@@ -4,9 +4,15 @@ import Foundation
 /// A base class for the object that adopts a delegate protocol on behalf of a ``CallbackStream``.
 ///
 /// Subclass it, adopt the delegate protocol, and forward each callback to ``sink``. Create it in
-/// the stream's builder and return ``retained(isolation:until:)`` as the teardown: the stream then owns the
-/// proxy until the teardown has run (delegates are usually held `weak` by their owner, the
-/// classic vanishing-delegate bug), and releases it right after.
+/// the stream's builder: the stream keeps every proxy made from its sink until its teardown has
+/// run, whatever the teardown captures (delegates are usually held `weak` by their owner, the
+/// classic vanishing-delegate bug), and releases it right after. ``retained(isolation:until:)``
+/// makes the teardown (a ``Cancellation``) from what stops the source. That teardown runs in the
+/// builder's isolation: when a loop over the stream exits on that actor (a `@MainActor` view
+/// model's), it has run before the loop's next statement, so the manager can be started again
+/// at once. A stream that keeps its proxy never reports its producer lost: it ends when the proxy
+/// finishes the sink or its consumer leaves (a manager deallocated without telling its delegate
+/// leaves the loop waiting, as with any delegate the stream keeps).
 ///
 /// ```swift
 /// final class ParserEvents: DelegateProxy<String, any Error>, XMLParserDelegate, @unchecked Sendable {
@@ -37,13 +43,16 @@ open class DelegateProxy<Element, Failure: Error>: NSObject, @unchecked Sendable
     /// Where the delegate callbacks go. Yield, then finish (or finish throwing) exactly once.
     public let sink: CallbackStream<Element, Failure>.Sink
 
+    /// A proxy forwarding to `sink`. The sink's stream keeps it alive until the stream's teardown
+    /// has run, whatever the teardown captures, then releases it.
     public init(_ sink: CallbackStream<Element, Failure>.Sink) {
         self.sink = sink
         super.init()
+        sink.keepUntilTeardown(self)
     }
 
-    /// The teardown to return from the builder: keeps this proxy alive until it runs, then runs
-    /// `detach` (unset the delegate, stop the source) and releases the proxy.
+    /// The teardown to return from the builder: runs `detach` (unset the delegate, stop the
+    /// source); the proxy is released once it has run.
     ///
     /// Like ``Cancellation/init(isolation:_:)``, `detach` runs in the isolation it was written in:
     /// in a builder written in a `@MainActor` view model it may use the view model's legacy manager

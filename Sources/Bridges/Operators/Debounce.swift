@@ -1,7 +1,7 @@
 extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// Emits an element once `interval` has passed on `clock` without a newer one (Combine's and
     /// swift-async-algorithms' `debounce`), on any `Clock`: `ContinuousClock()` in the app, a
-    /// `TestClock` in tests.
+    /// `TestClock` in tests, into a `CallbackStream` with the buffering policy you name.
     ///
     /// Before (Combine):
     /// <!-- snippet: legacy-body — the legacy code (Swift 5), with a Combine `searchText` -->
@@ -11,9 +11,14 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     /// After:
     /// <!-- snippet: body — in a method of a `@MainActor` view model with `searchText` and `clock` -->
     /// ```swift
-    /// let debounced = searchText.debounce(for: .milliseconds(300), clock: clock)   // some Clock<Duration>
+    /// let debounced = searchText.debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded)
     /// ```
     ///
+    /// - `buffering` (no default) is the policy of emitted elements the consumer has not taken yet.
+    ///   It is also what makes the call Bridges': swift-async-algorithms' `debounce(for:tolerance:clock:)`
+    ///   has the same words without it, so with both modules imported (in any file of the module) a
+    ///   call written as swift-async-algorithms documents it is theirs and one with `buffering:` is
+    ///   this one, whatever the context (`for await` in a `Task`, a result builder, an autoclosure).
     /// - The window of an element starts when it arrives (`clock.now` then), so with a `TestClock`
     ///   an element sent at t=0 is not emitted at 299 ms and is emitted at 300 ms.
     /// - When the upstream finishes, the pending element (if any) is emitted at once, then the
@@ -23,9 +28,6 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ///   `clock`: an element arriving meanwhile only moves the deadline (the timer, on waking,
     ///   sleeps again until it). Leaving the loop, or cancelling the consumer's task, cancels the
     ///   upstream and the timer: no sleeper is left on the clock.
-    /// - `buffering`: the policy of emitted elements the consumer has not taken yet.
-    /// - With swift-async-algorithms also imported, its `debounce(for:tolerance:clock:)` has the
-    ///   same spelling: the result type chooses (`let s: CallbackStream<…> = …`).
     ///
     /// - Precondition: `interval` is not negative; otherwise the program stops with a message naming the
     ///   argument and the call's file and line, in every build configuration.
@@ -39,7 +41,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         for interval: C.Duration,
         tolerance: C.Duration? = nil,
         clock: C,
-        buffering: BufferingPolicy = .unbounded,
+        buffering: BufferingPolicy,
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Element, Failure> {
@@ -59,7 +61,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         for interval: C.Duration,
         tolerance: C.Duration? = nil,
         clock: C,
-        buffering: BufferingPolicy = .unbounded,
+        buffering: BufferingPolicy,
         fileID: String = #fileID,
         line: UInt = #line
     ) -> CallbackStream<Element, any Error> {
@@ -84,20 +86,23 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
     ) -> CallbackStream<Element, F> {
         if interval < .zero {
             _argumentError(
-                "debounce(for:clock:): interval must not be negative, got \(interval)", fileID: fileID, line: line)
+                "debounce(for:clock:buffering:): interval must not be negative, got \(interval)", fileID: fileID,
+                line: line)
         }
         return CallbackStream.synchronous(buffering: buffering, fileID: fileID, line: line) { sink in
             let state = LockedState(DebounceStateMachine<Element, F, C.Instant>())
             let upstream = Task {
                 var failure: F?
+                var stopped = false  // the operator ended: nothing to emit
                 do {
-                    for try await element in self {
+                    try await self._pullEndingOnCancel { element in
                         let deadline = clock.now.advanced(by: interval)
                         switch state.withLock({ $0.elementArrived(element, deadline: deadline) }) {
                         case .stop:
-                            return
+                            stopped = true
+                            return false
                         case .none:
-                            continue
+                            return true
                         case .startTimer:
                             let timer = Task {
                                 var sleptUntil: C.Instant?
@@ -123,11 +128,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                                 }
                             }
                             state.withLock { $0.attach(timer) }?.cancel()
+                            return true
                         }
                     }
                 } catch {
                     failure = mapFailure(error)
                 }
+                if stopped { return }
                 var outbox = Outbox<Element, F>()
                 let timer = state.withLock { machine in
                     let (mustEmit, timer) = machine.upstreamEnded(failure)

@@ -82,9 +82,13 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             let state = LockedState(MapLatestStateMachine<Output, F>())
             let upstream = Task {
                 var failure: F?
+                var stopped = false  // the operator ended: nothing to emit
                 do {
-                    for try await element in self {
-                        guard let (generation, superseded) = state.withLock({ $0.elementArrived() }) else { return }
+                    try await self._pullEndingOnCancel { element in
+                        guard let (generation, superseded) = state.withLock({ $0.elementArrived() }) else {
+                            stopped = true
+                            return false
+                        }
                         superseded?.cancel()
                         let task = Task {
                             guard state.withLock({ $0.mayStart(generation: generation) }) else { return }
@@ -98,10 +102,12 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
                             outbox.perform()
                         }
                         state.withLock { $0.attach(task, generation: generation) }?.cancel()
+                        return true
                     }
                 } catch {
                     failure = mapFailure(error)
                 }
+                if stopped { return }
                 var outbox = Outbox<Output, F>()
                 let cancel = state.withLock { machine in
                     let (mustEmit, cancel) = machine.upstreamEnded(failure)

@@ -42,6 +42,10 @@ extension Publisher where Output: Sendable {
     /// - Throws: the publisher's failure; ``CombineBridgeError/finishedWithoutValue`` if it
     ///   finishes without a value; `CancellationError` if the awaiting task is cancelled (the
     ///   subscription is cancelled first).
+    /// - Note: Combine's `Future` and `CurrentValueSubject` have a `value` of their own, which wins
+    ///   on those types in every context (a member of the type outranks a protocol extension's):
+    ///   `future.value` is Combine's, without cancellation, and `subject.value` is the subject's
+    ///   current value, read synchronously. Use `firstValue` there to await this one's behaviour.
     @inlinable
     public var value: Output {
         get async throws {

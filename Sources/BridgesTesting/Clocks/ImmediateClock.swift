@@ -24,5 +24,10 @@ public final class ImmediateClock: Clock, Sendable {
 @available(BridgesClock, *)
 extension Clock where Self == ImmediateClock {
     /// A new ``ImmediateClock`` at offset zero.
+    ///
+    /// swift-clocks declares `.immediate` for its own `ImmediateClock<Duration>`: where both modules are
+    /// imported, `.immediate` is swift-clocks' (this one is disfavored, so the call resolves instead
+    /// of being ambiguous); write `BridgesTesting.ImmediateClock()` there.
+    @_disfavoredOverload
     public static var immediate: ImmediateClock { ImmediateClock() }
 }

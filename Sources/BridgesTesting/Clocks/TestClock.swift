@@ -224,5 +224,10 @@ public final class TestClock: Clock, Sendable, CustomStringConvertible {
 @available(BridgesClock, *)
 extension Clock where Self == TestClock {
     /// A new ``TestClock`` at offset zero.
+    ///
+    /// swift-clocks declares `.test` for its own `TestClock<Duration>`: where both modules are
+    /// imported, `.test` is swift-clocks' (this one is disfavored, so the call resolves instead
+    /// of being ambiguous); write `BridgesTesting.TestClock()` there.
+    @_disfavoredOverload
     public static var test: TestClock { TestClock() }
 }

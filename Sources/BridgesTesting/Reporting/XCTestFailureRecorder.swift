@@ -11,10 +11,8 @@ import Foundation
 import XCTest
 
 enum XCTestFailureRecorder {
-    private final class Observer: NSObject, XCTestObservation, @unchecked Sendable {  // `current` is guarded by `lock`
+    fileprivate final class Observer: NSObject, @unchecked Sendable {  // `current` is guarded by its lock
         let current = LockedState<XCTestCase?>(nil)
-        func testCaseWillStart(_ testCase: XCTestCase) { current.withLock { $0 = testCase } }
-        func testCaseDidFinish(_ testCase: XCTestCase) { current.withLock { if $0 === testCase { $0 = nil } } }
     }
 
     private static let observer = Observer()
@@ -59,4 +57,13 @@ enum XCTestFailureRecorder {
         testCase.recordFailure(withDescription: message, inFile: file, atLine: Int(line), expected: true)
         #endif
     }
+}
+
+/// The conformance is declared in an extension: should an SDK mark `XCTestObservation`
+/// `@MainActor`, that isolates the methods below only, not the class, so `Observer()` above still
+/// runs in a nonisolated static initializer. The methods are nonisolated either way (XCTest calls
+/// them on the main thread; `current` has its own lock).
+extension XCTestFailureRecorder.Observer: XCTestObservation {
+    func testCaseWillStart(_ testCase: XCTestCase) { current.withLock { $0 = testCase } }
+    func testCaseDidFinish(_ testCase: XCTestCase) { current.withLock { if $0 === testCase { $0 = nil } } }
 }

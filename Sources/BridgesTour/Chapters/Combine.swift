@@ -396,6 +396,19 @@ extension Publisher where Failure == Never, Output: Sendable {
     }
 }
 
+extension Publisher where Output: Sendable {
+    /// The same for a publisher that may fail (a failure ends the count): below macOS 15 / iOS 18
+    /// `sequence.publisher()` of the tour's own sequence fails with `any Error` (the OS's runtime
+    /// has no `AsyncSequence.Failure` to say it never fails).
+    func collectAll() async -> Int {
+        var count = 0
+        do {
+            for try await _ in stream(buffering: .unbounded) { count += 1 }
+        } catch {}
+        return count
+    }
+}
+
 /// A type-erased publisher handed to consumer tasks: it wraps a subject, which locks internally.
 struct CombineTourPublisher: @unchecked Sendable {
     let publisher: AnyPublisher<Int, Never>

@@ -42,13 +42,13 @@ var operatorsChapter: Chapter {
         }
         say("results shown: \(legacy)  (\"A\" is the cancelled search's stale answer)")
 
-        block(.bridge, "the same searches through `debounce(for:clock:)` and `mapLatest`")
+        block(.bridge, "the same searches through `debounce(for:clock:buffering:)` and `mapLatest`")
         let bridged = try await withSerialTasks { () async throws -> [String] in
             let clock = TestClock()
             let (queries, typing) = AsyncStream.makeStream(of: String.self)
             let results =
                 queries
-                .debounce(for: .milliseconds(300), clock: clock)
+                .debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded)
                 .mapLatest { query in await search(query, clock: clock) }
                 .record()
             typing.yield("a")

@@ -17,7 +17,7 @@ final class SearchPresenter<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     func start() -> Task<Void, any Error> {
-        let queries = searchText.debounce(for: .milliseconds(300), clock: clock)
+        let queries = searchText.debounce(for: .milliseconds(300), clock: clock, buffering: .unbounded)
         return Task { [api, results] in
             for await query in queries {
                 let found = try await withCallback { done in api.call(query, completion: done) }

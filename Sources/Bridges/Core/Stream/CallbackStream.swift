@@ -3,10 +3,10 @@
 /// <!-- snippet: body — in a method of a `@MainActor` view model with a legacy `manager` -->
 /// ```swift
 /// let locations = CallbackStream<Location, any Error>(buffering: .latest) { sink in
-///     let proxy = LocationDelegate(sink)         // retained by the stream until teardown
+///     let proxy = LocationDelegate(sink)         // a DelegateProxy: the stream keeps it until teardown
 ///     manager.delegate = proxy
 ///     manager.start()
-///     return Cancellation { manager.stop(); manager.delegate = nil; _ = proxy }
+///     return Cancellation { manager.stop(); manager.delegate = nil }
 /// }
 /// for try await location in locations { show(location) }
 /// ```
@@ -14,19 +14,31 @@
 /// - **Cold**: the builder runs when a consumer first calls `next()` (awaited there, in the
 ///   isolation the builder was written in), and every iterator gets its own producer: two `for await` loops
 ///   never split elements between them. Use ``Broadcast`` for one hot source and many consumers.
-/// - **Teardown exactly once**, on the thread that ends the stream, whichever comes first: the
-///   producer finishes or fails (then buffered elements are still delivered), the consumer
-///   breaks out or drops its iterator, or the consumer's task is cancelled. Never if the builder
-///   never ran. A teardown made in nonisolated code runs there and then: the consumer's loop
-///   ends only after it returned. A ``Cancellation`` made in an actor's isolation (a builder
-///   written in a `@MainActor` view model) is enqueued on that actor when the stream ends and runs
-///   there; when the loop itself runs on that actor, that is after the loop's current job (the
-///   actor is busy with it), so after the loop ended. A teardown given as
+/// - **Teardown exactly once**, whichever comes first: the producer finishes or fails (then
+///   buffered elements are still delivered), the consumer breaks out or drops its iterator, or
+///   the consumer's task is cancelled. Never if the builder never ran. A teardown given as
 ///   ``Teardown/onTermination(isolation:_:)`` learns why (``Termination``).
+/// - **A loop ends after its teardown, in order**: when a `for await` exits on an actor (break,
+///   return, throw, or its task's cancellation), a teardown written on that actor (a `@MainActor`
+///   view model's builder) has run before the next statement, so the same source can be started
+///   again at once; a teardown written on another actor runs there before any stream builder
+///   that actor runs next; one written in nonisolated code runs on the thread that ended the
+///   stream, before the loop ends.
+///   (An iterator kept outside a `for await` and released off its actor, by an object's
+///   deinit: Bridges enqueues a main-actor teardown on the main actor; another actor's runs
+///   where the iterator is released.)
+/// - **A cancel is final when it is made**: once the consumer's task is cancelled while it waits
+///   in `next()`, the stream has ended as `.cancelled`, whatever the producer does next: `yield`
+///   answers `.terminated`, `finish()` or a released sink change nothing, an element just handed
+///   to the consumer whose task has not run yet is undelivered, and the teardown starts at once
+///   (a nonisolated one on Bridges' teardown queue, without waiting for the consumer's task to be
+///   scheduled; one written on an actor, enqueued there). A consumer running its loop body when
+///   its task is cancelled ends the stream at its next `next()`.
 /// - **Accounting**: `onUndelivered` sees every element produced and not delivered, with its
 ///   ``UndeliveredReason``: delivered + undelivered == produced, whoever ends the stream.
-/// - **Lifetime**: what the teardown captures (a delegate proxy) is retained until the teardown
-///   has run, then released.
+/// - **Lifetime**: what the teardown captures, and every ``DelegateProxy`` made from the
+///   stream's sink (or object given to ``Sink/keepUntilTeardown(_:)``), is retained until the
+///   teardown has run, then released.
 /// - **Cancellation never reads as completion**: a cancelled consumer task ends the iteration at
 ///   its next `next()` (or in the one it waits in), discarding what was buffered (reported to
 ///   `onUndelivered` as `.cancelled`). That `next()` throws `CancellationError` when `Failure`
@@ -44,6 +56,9 @@
 /// `Failure == Never` iterates with `for await`, any other failure with `for try await`, and the
 /// thrown error keeps its type.
 public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
+    /// The builder's type. An `@isolated(any)` function type: store it in a property or pass it
+    /// as a parameter; as a generic argument (`[Builder]`, `Box<Builder>`) or converted to `Any`
+    /// its runtime metadata needs macOS 15 / iOS 18 / tvOS 18 / watchOS 11 / visionOS 2.
     public typealias Builder = @Sendable @isolated(any) (Sink) -> Cancellation
     /// Called with every element produced and not delivered, and why. See ``UndeliveredReason``.
     public typealias UndeliveredHandler = @Sendable (Element, UndeliveredReason) -> Void
@@ -96,7 +111,7 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
             site: CallSite(fileID: fileID, line: line),
-            .isolated { sink, _ in Teardown(await build(sink)) }
+            .isolated { sink, _ in Teardown(await Self.start(build, sink, on: build.isolation)) }
         )
     }
 
@@ -127,8 +142,28 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         self.init(
             buffering: buffering, onDrop: onDrop, onUndelivered: onUndelivered,
             site: CallSite(fileID: fileID, line: line),
-            .isolated { sink, _ in await build(sink) }
+            .isolated { sink, _ in await Self.start(build, sink, on: build.isolation) }
         )
+    }
+
+    /// Runs a user's builder on the actor it was written on (`actor`, its isolation), after that
+    /// actor has run the teardowns of earlier streams still enqueued there (``ActorTeardowns``):
+    /// a source started again on the actor it was stopped on is stopped first.
+    @usableFromInline
+    static func start(
+        _ build: @Sendable @isolated(any) (Sink) -> Cancellation, _ sink: Sink, on actor: isolated (any Actor)?
+    ) async -> Cancellation {
+        if let actor { ActorTeardowns.runAll(on: actor) }
+        return await build(sink)
+    }
+
+    /// ``start(_:_:on:)-(_,_,_)`` for a builder that returns a ``Teardown``.
+    @usableFromInline
+    static func start(
+        _ build: @Sendable @isolated(any) (Sink) -> Teardown, _ sink: Sink, on actor: isolated (any Actor)?
+    ) async -> Teardown {
+        if let actor { ActorTeardowns.runAll(on: actor) }
+        return await build(sink)
     }
 
     /// A stream whose builder runs synchronously in the consumer's first `next()`: Bridges' own
@@ -208,15 +243,17 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
 
     /// What stops the producer when the stream ends: a ``Cancellation`` (today's form), or a
     /// handler that learns why (``onTermination(isolation:_:)``). Runs exactly once, never under a
-    /// lock. Made in nonisolated code it runs on the thread that ended the stream, before the
-    /// consumer's loop ends; made on an actor (a `@MainActor` view model's builder) it runs on
-    /// that actor, enqueued there, as a ``Cancellation`` made there does.
+    /// lock, and before the consumer's loop ends. Made in nonisolated code it runs on the thread
+    /// that ended the stream; made on an actor (a `@MainActor` view model's builder) it runs on
+    /// that actor: run by the consumer itself when it iterates there, else enqueued there.
     public struct Teardown: Sendable {
         @usableFromInline
         enum Kind: Sendable {
             case cancellation(Cancellation)
             case handler(@Sendable (Termination) -> Void)
             case isolatedHandler(IsolatedHandler)
+            /// A teardown, and objects its stream keeps alive until it has run (delegate proxies).
+            case keeping(Kept)
         }
 
         /// A handler made in an actor's isolation, with that actor: it may capture the actor's
@@ -234,20 +271,31 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                 self.handler = handler
                 self.isolation = isolation
             }
-
-            @usableFromInline
-            func run(_ termination: Termination) {
-                let handler = handler
-                let termination = UnsafeTermination(termination)
-                Cancellation.enqueue(UnsafeAction { handler(termination.value) }, on: isolation)
-            }
         }
 
-        /// A termination carried to the handler's actor (`Failure` is an `Error`, so `Sendable`).
+        /// A teardown and the objects the stream keeps alive until it has run: a delegate proxy
+        /// made from the stream's sink (``DelegateProxy``), which its manager holds `weak`ly. Read
+        /// and written under the stream's lock only; released with the teardown, after it ran.
         @usableFromInline
-        struct UnsafeTermination: @unchecked Sendable {
-            @usableFromInline let value: Termination
-            @usableFromInline init(_ value: Termination) { self.value = value }
+        final class Kept: @unchecked Sendable {
+            // @unchecked Sendable: `objects` is only touched under the lock of the one stream whose
+            // state holds this object, and the objects are only kept alive, never used.
+            @usableFromInline let teardown: Teardown?
+            @usableFromInline var objects: [AnyObject]
+
+            @usableFromInline
+            init(_ teardown: Teardown?, _ objects: [AnyObject]) {
+                self.teardown = teardown
+                self.objects = objects
+            }
+
+            /// `kept` with `object` added (a new box when there was none).
+            @usableFromInline
+            static func adding(_ object: AnyObject, to kept: Kept?) -> Kept {
+                guard let kept else { return Kept(nil, [object]) }
+                kept.objects.append(object)
+                return kept
+            }
         }
 
         @usableFromInline let kind: Kind
@@ -262,10 +310,10 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
         /// A teardown that receives why the stream ended: `.finished`, `.failed(error)` or `.cancelled`.
         ///
         /// Made on an actor (a stream builder written in a `@MainActor` view model), the handler
-        /// runs on that actor and may capture its non-`Sendable` state (a legacy manager); it is
-        /// enqueued there when the stream ends, as a ``Cancellation`` made there is. Made in
-        /// nonisolated code, it must be `Sendable` or own what it captures, and runs on the thread
-        /// that ended the stream, before the consumer's loop ends.
+        /// runs on that actor and may capture its non-`Sendable` state (a legacy manager): a loop
+        /// that ends on that actor has run it before its next statement. Made in nonisolated
+        /// code, it must be `Sendable` or own what it captures, and runs on the thread that ended
+        /// the stream, before the consumer's loop ends.
         ///
         /// - Parameters:
         ///   - isolation: The actor the handler belongs to (filled in by `#isolation`); leave the default.
@@ -291,13 +339,46 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
             @usableFromInline func call(_ termination: Termination) { handler(termination) }
         }
 
-        @inlinable
-        func run(_ termination: Termination) {
+        /// Runs the teardown on this thread. The caller is where it may run: anywhere for one made
+        /// in nonisolated code, else on the actor it was made on (``isolation``), whose
+        /// non-`Sendable` state it may touch.
+        @usableFromInline
+        func runHere(_ termination: Termination) {
             switch kind {
-            case .cancellation(let cancellation): cancellation.cancel()
+            case .cancellation(let cancellation): cancellation.cancelHere()
             case .handler(let handler): handler(termination)
-            case .isolatedHandler(let handler): handler.run(termination)
+            case .isolatedHandler(let handler): handler.handler(termination)
+            case .keeping(let kept): kept.teardown?.runHere(termination)
             }
+        }
+
+        /// The actor the teardown was made on, where it runs; nil for one made in nonisolated code
+        /// (or a ``Cancellation`` already cancelled, which has nothing left to run).
+        @usableFromInline
+        var isolation: (any Actor)? {
+            switch kind {
+            case .cancellation(let cancellation): cancellation.pendingIsolation
+            case .handler: nil
+            case .isolatedHandler(let handler): handler.isolation
+            case .keeping(let kept): kept.teardown?.isolation
+            }
+        }
+
+        /// This teardown, keeping `object` alive until it has run (under the stream's lock).
+        @usableFromInline
+        func keeping(_ object: AnyObject) -> Teardown {
+            if case .keeping(let kept) = kind {
+                kept.objects.append(object)
+                return self
+            }
+            return Teardown(kind: .keeping(Kept(self, [object])))
+        }
+
+        /// This teardown, keeping what `kept` holds (the builder's proxies) alive until it has run.
+        @usableFromInline
+        func keeping(_ kept: Kept?) -> Teardown {
+            guard let kept else { return self }
+            return Teardown(kind: .keeping(Kept(self, kept.objects)))
         }
     }
 
@@ -372,19 +453,34 @@ public struct CallbackStream<Element, Failure: Error>: AsyncSequence {
                     return try Self.cancelled()
                 case .runBuilder(let builder):
                     await storage.runBuilder(builder, isolation: actor)
+                case .teardown(let work):
+                    // Enqueued on this actor when the stream ended elsewhere: run it before the
+                    // loop ends rather than wait for that job.
+                    storage.perform(work)
                 case .askProducer(let demand):
                     // Rendezvous pull source: ask for the element, then look again; a source
                     // that answers synchronously never makes the consumer suspend.
                     demand.report()
                 case .suspend:
                     let wakeUp = await storage.suspend(isolation: actor)
-                    wakeUp.demand?.report()
-                    if let element = try wakeUp.result.get() { return element }
+                    if let element = try wakeUp.result.get() {
+                        // Handed an element, and cancelled by now: if the cancellation ended the
+                        // stream meanwhile, the element is undelivered and the loop ends as
+                        // cancelled, after the teardown its cancellation handler started.
+                        if Task.isCancelled, storage.revokeHandedElement(element) {
+                            action = storage.decideNext()
+                            continue
+                        }
+                        wakeUp.demand?.report()
+                        return element
+                    }
                     // The end, or the cancellation that resumed this wait.
                     switch storage.decideWokenWithNil() {
-                    case .terminate:
-                        // Ended here, in this task, not in its cancellation handler.
-                        storage.terminateConsumer(cancelled: true)
+                    case .teardown(let work):
+                        storage.perform(work)
+                        action = storage.decideNext()
+                        continue
+                    case .askAgain:
                         action = storage.decideNext()
                         continue
                     case .cancelled:

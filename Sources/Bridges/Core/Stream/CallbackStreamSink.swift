@@ -101,6 +101,25 @@ extension CallbackStream {
             token.storage.onDemand(handler)
         }
 
+        /// Keeps `object` alive until this stream's teardown has run, then releases it: the
+        /// delegate a legacy manager holds `weak`ly, when it is a class of your own (a
+        /// ``DelegateProxy`` made from this sink is kept without asking). Call it in the builder;
+        /// once the stream has ended nothing is kept.
+        ///
+        /// <!-- snippet: body — in a method of a `@MainActor` view model with a legacy `manager` and a plain-class `LocationForwarder` -->
+        /// ```swift
+        /// let locations = CallbackStream<Location, any Error> { sink in
+        ///     let forwarder = LocationForwarder(sink)
+        ///     sink.keepUntilTeardown(forwarder)     // the manager holds its delegate weak
+        ///     manager.delegate = forwarder
+        ///     manager.start()
+        ///     return Cancellation { manager.stop(); manager.delegate = nil }
+        /// }
+        /// ```
+        public func keepUntilTeardown(_ object: AnyObject) {
+            token.storage.keepUntilTeardown(object)
+        }
+
         /// ``yield(_:)`` for a source that must send only what ``onDemand(_:)`` reported (a Combine
         /// publisher): also says whether the element was within that demand, decided under the
         /// same lock as the yield, from the one count the stream keeps (the demand it reported

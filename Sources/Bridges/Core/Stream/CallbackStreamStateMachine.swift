@@ -18,21 +18,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline typealias Teardown = CallbackStream<Element, Failure>.Teardown
     @usableFromInline typealias Termination = CallbackStream<Element, Failure>.Termination
 
-    /// Demand to report to the producer: call `handler` with `count`, outside the lock.
-    @usableFromInline
-    struct Demand {
-        @usableFromInline let handler: DemandHandler
-        @usableFromInline let count: Int
-
-        @inlinable
-        init(_ handler: @escaping DemandHandler, _ count: Int) {
-            self.handler = handler
-            self.count = count
-        }
-
-        @inlinable func report() { handler(count) }
-    }
-
     @usableFromInline
     enum Mode { case unbounded, dropNewest, dropOldest, waiting }
 
@@ -59,85 +44,22 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         /// released without running, so there is no teardown).
         case idle
         /// The builder ran (or is running) and the producer may yield. Left when the producer
-        /// finishes (→ finished, or → terminated if the consumer was waiting) or when the
-        /// consumer goes away or is cancelled (→ terminated).
+        /// finishes (→ finished) or when the consumer goes away or is cancelled (→ terminated).
         case streaming
         /// The producer finished; the teardown runs (or runs as soon as the builder returns it).
         /// The consumer drains the buffer, then receives the failure or `nil` (→ terminated) once
         /// the teardown has *returned* (until then it waits, so code after its loop always sees
         /// the teardown done), unless it goes away or is cancelled first (→ terminated).
         case finished(Failure?)
-        /// Terminal: the consumer saw the end, went away or was cancelled. Yields answer
-        /// `.terminated`. While another thread runs the teardown (`.running`), a cancelled
-        /// consumer that suspends, or was suspended, stays in `consumer` until
-        /// `teardownReturned()` resumes it, so its loop still ends after the teardown.
+        /// Terminal: the consumer saw the end, went away or was cancelled (decided in its task's
+        /// cancellation handler when it was waiting in `next()`, else by its next `next()`).
+        /// Yields answer `.terminated`, a `finish` changes nothing. While the teardown is in
+        /// flight (`.running`, `.enqueued`), a consumer that suspends, or was suspended, stays in
+        /// `consumer` until `teardownReturned()` resumes it, so its loop ends after the teardown.
         /// The payload is a failure the producer stored before the consumer was cancelled and
         /// that the consumer has not been told yet: the stream ended as it ended, so its next
         /// `next()` throws it (once) rather than `CancellationError` or `nil`.
         case terminated(unreported: Failure?)
-    }
-
-    /// The builder, then the teardown it returned, tracked apart from the phase because the
-    /// producer may finish while the builder is still running. (The builder is kept here, not in
-    /// `.idle`, because the two are never needed at once: one payload for both keeps the `Int`
-    /// stream's state 24 bytes smaller.)
-    @usableFromInline
-    enum TeardownState {
-        /// The builder, not run yet: exactly while the phase is `.idle`.
-        case unstarted(Builder)
-        /// The builder was taken to run and has not returned yet.
-        case notYetReturned
-        /// Returned and not run: runs when the stream ends.
-        case held(Teardown)
-        /// The stream ended (for this reason) while the builder ran: run the teardown as soon as
-        /// it is returned.
-        case runWhenReturned(Termination)
-        /// Taken by the thread that ended the stream, which runs it and then calls
-        /// `teardownReturned()`. Until then the consumer does not see the end: it waits in
-        /// `consumer`, whatever the phase.
-        case running
-        /// Run, or never needed (the builder never ran).
-        case spent
-    }
-
-    /// An `await send` suspended because a waiting policy had no room for its element. A
-    /// cancelled sender keeps its place (its element is still delivered in the order it was
-    /// sent); only its continuation is taken.
-    @usableFromInline
-    struct Sender {
-        @usableFromInline let id: UInt64
-        @usableFromInline let element: Element
-        @usableFromInline var continuation: SenderContinuation?
-
-        @inlinable
-        init(id: UInt64, element: Element, continuation: SenderContinuation?) {
-            self.id = id
-            self.element = element
-            self.continuation = continuation
-        }
-    }
-
-    /// What only the waiting policies (`.suspending(n)`, `.watermark`, `.rendezvous`) use:
-    /// suspended senders and the demand reported to a pull source. An object of its own, made
-    /// with the machine for those policies only, so the others (most streams: `.unbounded`, the
-    /// lossy ones) do not carry 48 bytes they never touch. Read and written only under the
-    /// stream's lock, like the rest of the machine (hence no exclusivity checks: a dynamic one
-    /// per access would cost more than the field).
-    @usableFromInline
-    final class Waiting {
-        /// Demand is reported only once the depth is at most this (`.suspending(n)`: n − 1, as
-        /// soon as there is room; `.watermark(low:high:)`: low).
-        @usableFromInline let lowWatermark: Int
-        /// `await send`s waiting for room, oldest first.
-        @usableFromInline @exclusivity(unchecked) var senders: [Sender] = []
-        @usableFromInline @exclusivity(unchecked) var nextSenderID: UInt64 = 0
-        @usableFromInline @exclusivity(unchecked) var demandHandler: DemandHandler?
-        /// Demand reported to `demandHandler` and not yet used by a yield. Demand is reported
-        /// from depth: only when the room in the buffer exceeds this, and only the difference,
-        /// so the producer is never told it may send more than fits.
-        @usableFromInline @exclusivity(unchecked) var granted = 0
-
-        @inlinable init(lowWatermark: Int) { self.lowWatermark = lowWatermark }
     }
 
     // Laid out widest first; the one-byte fields follow `buffer`, in its inline slot's padding.
@@ -162,67 +84,22 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline let mode: Mode
     /// The producer called `finish` (or released its sink): later yields are misuse.
     @usableFromInline var producerFinished = false
-    /// Rarely written one-bit facts, in one byte (the inline slot's padding has no room for
-    /// another `Bool`): see ``reportedYieldAfterFinish`` and ``demandRegistered``.
+    /// Rarely written facts, in one byte (the inline slot's padding has no room for another
+    /// field): see ``reportedYieldAfterFinish``, ``demandRegistered``, ``teardownPlace`` and
+    /// ``reportsInFlight``.
     @usableFromInline var marks: UInt8 = 0
     /// The consumer's task was cancelled before the stream ended, and the consumer has not been
     /// told yet: its `next()` ends with `.cancelled` (a throwing stream throws
     /// `CancellationError`) once, then with `nil` like any ended stream.
     @usableFromInline var cancellationUnreported = false
-    /// The consumer's task was cancelled while it was suspended in `next()` (or about to be):
-    /// set by the task's cancellation handler, which only resumes the consumer. The consumer
-    /// then ends the stream itself, running the teardown in its own task: a teardown that waits
-    /// (for a reader thread that may be resuming this very task) never runs inside the
-    /// cancellation handler, where the task cannot make progress until the handler returns.
-    @usableFromInline var cancelRequested = false
     @usableFromInline var teardown: TeardownState
 
     /// The bits of ``marks``.
     @inlinable static var reportedYieldAfterFinishMark: UInt8 { 1 }
     @inlinable static var demandRegisteredMark: UInt8 { 2 }
-
-    /// A yield after the producer finished was reported (it is reported once).
-    @inlinable var reportedYieldAfterFinish: Bool {
-        get { marks & Self.reportedYieldAfterFinishMark != 0 }
-        set {
-            marks = newValue ? marks | Self.reportedYieldAfterFinishMark : marks & ~Self.reportedYieldAfterFinishMark
-        }
-    }
-
-    /// A demand handler was registered (under any policy): a source that must send only what
-    /// it was asked for (a Combine publisher) has been asked. Before that, every yield of such a
-    /// source is beyond demand (see ``CallbackStreamStorage/decideYieldWithinDemand(_:)``).
-    @inlinable var demandRegistered: Bool {
-        get { marks & Self.demandRegisteredMark != 0 }
-        set { marks = newValue ? marks | Self.demandRegisteredMark : marks & ~Self.demandRegisteredMark }
-    }
-
-    // The waiting policies' fields, through `waiting`. Read only where the mode is `.waiting`
-    // (or, for `senders`, `hasSenders` and `demandHandler`, anywhere: no waiting state means no
-    // senders and no handler), and written only there: touching the others under another policy
-    // traps (a force unwrap: one predictable branch, never undefined behaviour).
-
-    @inlinable var lowWatermark: Int { waiting!.lowWatermark }
-    @inlinable var senders: [Sender] {
-        get { waiting?.senders ?? [] }
-        nonmutating _modify { yield &waiting!.senders }
-    }
-    @inlinable var hasSenders: Bool {
-        guard let waiting else { return false }
-        return !waiting.senders.isEmpty
-    }
-    @inlinable var nextSenderID: UInt64 {
-        get { waiting!.nextSenderID }
-        nonmutating set { waiting!.nextSenderID = newValue }
-    }
-    @inlinable var demandHandler: DemandHandler? {
-        get { waiting?.demandHandler }
-        nonmutating set { waiting!.demandHandler = newValue }
-    }
-    @inlinable var granted: Int {
-        get { waiting!.granted }
-        nonmutating set { waiting!.granted = newValue }
-    }
+    /// Two bits: the ``TeardownPlace``.
+    @inlinable static var teardownPlaceShift: UInt8 { 2 }
+    @inlinable static var reportsInFlightMark: UInt8 { 16 }
 
     @inlinable
     init(
@@ -272,78 +149,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
 
     @inlinable static var initialBufferCapacity: Int { 2 }
 
-    /// Whether taking an element may give the producer more demand (`.suspending(n)`, n > 0).
-    @inlinable var signalsDemandOnTake: Bool { mode == .waiting && capacity > 0 }
-
-    /// Room left in the buffer (negative when a synchronous yield overfilled it).
-    @inlinable var room: Int { capacity - buffer.count - senders.count }
-
-    /// After a take under `.suspending(n)`: the demand the producer has not been told of yet.
-    @inlinable
-    mutating func demandAfterTake() -> Demand? {
-        guard signalsDemandOnTake, let handler = demandHandler else { return nil }
-        let room = self.room
-        guard room > granted, capacity - room <= lowWatermark else { return nil }
-        defer { granted = room }
-        return Demand(handler, room - granted)
-    }
-
-    /// Whether a yield now stays within the demand reported to the producer: always, except
-    /// under a waiting policy whose reported demand is used up (a source that must send only
-    /// what was asked, such as a Combine publisher, is then misbehaving).
-    @inlinable var yieldIsDemanded: Bool {
-        guard let waiting else { return true }
-        return waiting.granted > 0
-    }
-
-    /// A yield under a waiting policy uses one unit of the demand reported (if any was left).
-    @inlinable
-    mutating func useDemand() {
-        if granted > 0 { granted -= 1 }
-    }
-
     @inlinable
     mutating func discardBuffer() -> StreamRing<Element>? {
         guard !buffer.isEmpty else { return nil }
         return buffer.take()
-    }
-
-    /// The teardown to run now for `termination`, if it was returned and not yet taken.
-    @inlinable
-    mutating func takeTeardown(_ termination: Termination) -> (Teardown, Termination)? {
-        switch teardown {
-        case .held(let held):
-            teardown = .running
-            return (held, termination)
-        case .notYetReturned:
-            teardown = .runWhenReturned(termination)
-            return nil
-        case .runWhenReturned, .running, .spent, .unstarted:
-            return nil
-        }
-    }
-
-    /// Moves the builder out of an idle stream's state (to run it, or to release it unrun).
-    @inlinable
-    mutating func takeBuilder(leaving next: TeardownState) -> Builder {
-        guard case .unstarted(let builder) = teardown else {
-            preconditionFailure("Internal inconsistency: an idle stream without its builder (\(teardown))")
-        }
-        teardown = next
-        return builder
-    }
-
-    /// Whether the consumer may see the end now: the teardown has returned (or never existed).
-    @inlinable
-    var teardownDone: Bool {
-        if case .spent = teardown { true } else { false }
-    }
-
-    /// Whether a thread other than the consumer's runs the teardown now. (The consumer's own
-    /// thread runs it only between its events, so the consumer never waits for itself.)
-    @inlinable
-    var teardownRunning: Bool {
-        if case .running = teardown { true } else { false }
     }
 
     // MARK: - Next
@@ -360,6 +169,10 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case cancelled
         /// First `next()`: run the builder (outside the lock), then call `builderReturned`.
         case runBuilder(Builder)
+        /// The stream ended and its teardown, enqueued on the actor the consumer iterates on, is
+        /// the consumer's to run (`takeTeardownEnqueuedForTheConsumer()`): act on it outside the
+        /// lock, then ask again.
+        case teardown(TeardownWork)
         /// Nothing buffered (or the end must wait for the teardown to return): suspend and call
         /// `suspend`.
         case suspend
@@ -387,9 +200,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return true
     }
 
-    /// The consumer asks for an element without suspending.
+    /// The consumer asks for an element without suspending. `mayRunTeardown`: false where the
+    /// consumer cannot act on `.teardown` (from `suspend`, under the lock): a teardown the consumer
+    /// could take is then left in place, and the consumer is resumed to take it (`wokenWithNil()`).
     @inlinable
-    mutating func next() -> NextAction {
+    mutating func next(mayRunTeardown: Bool = true) -> NextAction {
         switch phase {
         case .streaming:
             if let element = buffer.popFirst() {
@@ -412,15 +227,19 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             if let element = buffer.popFirst() {
                 return .element(element, sender: nil, demand: nil)
             }
-            // The producer's teardown is still running (on the thread that finished): wait for
-            // it, so that whatever follows the consumer's loop sees it done.
+            // The producer's teardown is still in flight (on the thread that finished, or enqueued
+            // on its actor): wait for it, so that whatever follows the consumer's loop sees it
+            // done; run it here if it is enqueued on the consumer's own actor.
+            if mayRunTeardown, let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
             guard teardownDone else { return .suspend }
             phase = .terminated(unreported: nil)
             return .end(failure)
         case .terminated(let unreported):
-            // Cancelled while another thread runs the teardown: wait for it (`teardownReturned()`
-            // resumes the consumer, which then asks `wokenWithNil()`).
-            if teardownRunning { return .suspend }
+            // Ended while the teardown (or the cancellation's reports) is in flight: wait for it
+            // (`teardownReturned()` or `reportsReturned()` resumes the consumer, which then asks
+            // `wokenWithNil()`), or run the teardown here, as above.
+            if mayRunTeardown, let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
+            if endInFlight { return .suspend }
             if let unreported {
                 phase = .terminated(unreported: nil)
                 cancellationUnreported = false
@@ -430,7 +249,7 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .end(nil)
         case .idle:
             phase = .streaming
-            return .runBuilder(takeBuilder(leaving: .notYetReturned))
+            return .runBuilder(takeBuilder(leaving: .notYetReturned(nil)))
         }
     }
 
@@ -442,44 +261,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         let action = next()
         guard case .suspend = action, let demand = demandBeforeSuspending() else { return action }
         return .askProducer(demand)
-    }
-
-    /// The builder returned its teardown. Returns it if the stream already ended (run it now,
-    /// then call `teardownReturned()`).
-    @inlinable
-    mutating func builderReturned(_ returned: Teardown) -> (Teardown, Termination)? {
-        switch teardown {
-        case .notYetReturned:
-            teardown = .held(returned)
-            return nil
-        case .runWhenReturned(let termination):
-            teardown = .running
-            return (returned, termination)
-        case .held, .running, .spent, .unstarted:
-            preconditionFailure("Internal inconsistency: the builder returned twice (\(teardown))")
-        }
-    }
-
-    /// The teardown returned. If the consumer is waiting for the end (the producer finished and
-    /// the buffer is drained, or the consumer was cancelled), it is resumed with it now; a
-    /// cancelled consumer is resumed with nil and asks `takeCancellation()`.
-    @inlinable
-    mutating func teardownReturned() -> (Consumer, Failure?)? {
-        teardown = .spent
-        guard let suspended = consumer else { return nil }
-        switch phase {
-        case .finished(let failure) where buffer.isEmpty:
-            consumer = nil
-            phase = .terminated(unreported: nil)
-            return (suspended, failure)
-        case .terminated(let unreported):
-            consumer = nil
-            phase = .terminated(unreported: nil)
-            if unreported != nil { cancellationUnreported = false }
-            return (suspended, unreported)
-        case .idle, .streaming, .finished:
-            return nil
-        }
     }
 
     @usableFromInline
@@ -498,13 +279,8 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         // (A consumer is held only while streaming or finished, or while terminated waiting for the
         // teardown to return.)
         if consumer != nil { return .concurrentIteration(continuation) }
-        switch next() {
+        switch next(mayRunTeardown: false) {
         case .suspend:
-            if cancelRequested, case .streaming = phase {
-                // The task's cancellation handler ran before this continuation was stored: the
-                // consumer is resumed at once and ends the stream itself (`wokenWithNil()`).
-                return .resume(continuation, Wakeup(.success(nil)), sender: nil)
-            }
             consumer = continuation
             guard mode == .waiting, capacity == 0, case .streaming = phase, granted == 0,
                 let handler = demandHandler
@@ -520,23 +296,11 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
             return .resume(continuation, Wakeup(.success(nil)), sender: nil)
         case .runBuilder:
             preconditionFailure("Internal inconsistency: suspended before the builder ran")
+        case .teardown:
+            preconditionFailure("Internal inconsistency: suspend() was handed a teardown to run")
         case .askProducer:
             preconditionFailure("Internal inconsistency: next() asked the producer")
         }
-    }
-
-    /// Rendezvous (`.suspending(0)`) with a demand handler: before the consumer suspends, ask
-    /// the producer for one element (once per wait), so that a source that answers
-    /// synchronously (a Combine publisher's `request(.max(1))`, a pull source) hands its element
-    /// over without the consumer suspending at all; `suspend` then asks nothing more. Returns
-    /// nil when there is nothing to ask.
-    @inlinable
-    mutating func demandBeforeSuspending() -> Demand? {
-        guard mode == .waiting, capacity == 0, case .streaming = phase, consumer == nil, granted == 0,
-            buffer.isEmpty, senders.isEmpty, let handler = demandHandler
-        else { return nil }
-        granted = 1
-        return Demand(handler, 1)
     }
 
     // MARK: - Consumer gone or cancelled
@@ -544,22 +308,37 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
     @usableFromInline
     enum TerminateAction {
         case none
-        /// Outside the lock: run the teardown, then resume the suspended consumer with nil, tell
-        /// waiting senders `.terminated`, report the discarded elements (buffered, then those of
-        /// waiting senders) as undelivered, and release the rest.
+        /// Outside the lock: resume the waiting senders with `.terminated`; act on the teardown
+        /// (`TeardownWork`); resume the suspended consumer with nil (none while the teardown is
+        /// in flight: its return resumes it); report the discarded elements (buffered, then those
+        /// of waiting senders) as undelivered, and release the rest. From a cancellation handler,
+        /// all but the resumptions and the enqueue go to the teardown queue.
         case terminate(
             builder: Builder?,
             consumer: Consumer?,
             senders: [Sender],
-            teardown: (Teardown, Termination)?,
+            teardown: TeardownWork?,
             discarded: StreamRing<Element>?,
             demand: DemandHandler?
         )
     }
 
-    /// The consumer's task was cancelled (`cancelled`), or its iterator was released.
+    /// The consumer ended the stream in its own task: its `next()` saw the task cancelled
+    /// (`cancelled`), or its iterator was released. A teardown already enqueued on the actor the
+    /// consumer iterates on is run by the consumer now, so that its loop ends after it.
+    ///
+    /// `offTheMainQueue`: the iterator was released where the main queue does not run. Released
+    /// outside a `for await` (kept in an object whose deinit ran elsewhere, or advanced with
+    /// another actor's isolation), a main-actor consumer's iterator is then not on its actor: it
+    /// ends the stream as a producer would, enqueueing a main-actor teardown there.
     @inlinable
-    mutating func consumerTerminated(cancelled: Bool) -> TerminateAction {
+    mutating func consumerTerminated(cancelled: Bool, offTheMainQueue: Bool = false) -> TerminateAction {
+        if offTheMainQueue, teardownPlace == .consumersMainActor {
+            switch phase {
+            case .streaming, .finished: return terminate(cancelled: cancelled, by: .producer)
+            case .idle, .terminated: break  // nothing of the actor's to run
+            }
+        }
         switch phase {
         case .idle:
             phase = .terminated(unreported: nil)
@@ -568,38 +347,93 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 builder: takeBuilder(leaving: .spent), consumer: nil, senders: [], teardown: nil, discarded: nil,
                 demand: nil)
         case .streaming, .finished:
-            // A producer that failed ended the stream before the cancellation: the loop ends as
-            // the stream did, with the failure (the elements still buffered are discarded, as on
-            // any cancellation). A producer that finished with nothing left to deliver ended it
-            // first too: the cancellation cuts nothing short. Otherwise the cancellation ended it.
-            if case .finished(let failure) = phase, failure != nil || buffer.isEmpty {
-                cancellationUnreported = false
-                phase = .terminated(unreported: failure)
-            } else {
-                cancellationUnreported = cancelled
-                phase = .terminated(unreported: nil)
-            }
-            // While another thread runs the teardown, a suspended consumer stays: the
-            // teardown's return resumes it.
-            let suspendedConsumer = teardownRunning ? nil : consumer
-            if suspendedConsumer != nil { consumer = nil }
-            let waitingSenders = senders
-            let demand = demandHandler
-            if let waitingState = waiting {
-                waitingState.senders = []
-                waitingState.demandHandler = nil
-            }
-            return .terminate(
-                builder: nil,
-                consumer: suspendedConsumer,
-                senders: waitingSenders,
-                teardown: takeTeardown(.cancelled),
-                discarded: discardBuffer(),
-                demand: demand
-            )
+            return terminate(cancelled: cancelled, by: .consumer)
         case .terminated:
-            return .none
+            guard let work = takeTeardownEnqueuedForTheConsumer() else { return .none }
+            return .terminate(builder: nil, consumer: nil, senders: [], teardown: work, discarded: nil, demand: nil)
         }
+    }
+
+    /// The consumer, iterating on the actor its teardown was written on, takes the teardown
+    /// enqueued there, to run it before its loop ends rather than wait for that job.
+    @inlinable
+    mutating func takeTeardownEnqueuedForTheConsumer() -> TeardownWork? {
+        guard teardownPlace.isTheConsumersActor, let (held, termination) = takeEnqueuedTeardown() else { return nil }
+        return .runHere(held, termination)
+    }
+
+    /// The consumer was handed an element (a yield resumed it with one) and, by the time its task
+    /// runs, the task is cancelled: if that cancellation ended the stream (its handler ran as the
+    /// element was being handed), the element is undelivered and the consumer goes to the end,
+    /// which waits for the teardown the handler started; if the handler has not decided yet, the
+    /// consumer ends the stream itself, here. Returns whether the element is revoked (and what
+    /// ending the stream here takes); a stream the producer ended first delivers it.
+    @inlinable
+    mutating func handedElementWhileCancelled() -> (revoked: Bool, TerminateAction) {
+        switch phase {
+        case .streaming:
+            return (true, terminate(cancelled: true, by: .consumer))
+        case .terminated where cancellationUnreported:
+            return (true, .none)
+        case .idle, .finished, .terminated:
+            return (false, .none)
+        }
+    }
+
+    /// The consumer's task was cancelled while it waited in `next()`, or had just been handed an
+    /// element there (its cancellation handler, on the cancelling thread): the cancellation is
+    /// decided here, whenever the consumer's task gets to run. From now on yields answer
+    /// `.terminated`, buffered elements are undelivered, a `finish` or a released sink changes
+    /// nothing, and the teardown learns `.cancelled`. The teardown is not run here (a handler must
+    /// not run user code or wait): it goes to the teardown queue, or to its actor. A parked
+    /// consumer stays suspended until it returned; one that was handed an element finds, when its
+    /// task runs, the element revoked (`handedElementWhileCancelled()`) and waits for it in its
+    /// `next()`: its loop ends after the teardown either way.
+    @inlinable
+    mutating func consumerCancelled() -> TerminateAction {
+        switch phase {
+        case .streaming, .finished: terminate(cancelled: true, by: .cancellationHandler)
+        case .idle, .terminated: .none
+        }
+    }
+
+    /// Ends a streaming (or finished and not yet drained) stream from the consumer's side.
+    @inlinable
+    mutating func terminate(cancelled: Bool, by ender: Ender) -> TerminateAction {
+        // A producer that failed ended the stream before the cancellation: the loop ends as
+        // the stream did, with the failure (the elements still buffered are discarded, as on
+        // any cancellation). A producer that finished with nothing left to deliver ended it
+        // first too: the cancellation cuts nothing short. Otherwise the cancellation ended it.
+        if case .finished(let failure) = phase, failure != nil || buffer.isEmpty {
+            cancellationUnreported = false
+            phase = .terminated(unreported: failure)
+        } else {
+            cancellationUnreported = cancelled
+            phase = .terminated(unreported: nil)
+        }
+        let work = takeTeardown(.cancelled, by: ender)
+        let waitingSenders = senders
+        let discarded = discardBuffer()
+        // A cancellation handler may not run `onUndelivered` (user code): the teardown queue
+        // reports what it discarded, and the loop ends only after that, as after the teardown.
+        if ender == .cancellationHandler, discarded != nil || !waitingSenders.isEmpty { reportsInFlight = true }
+        // While the teardown or the reports are in flight, a suspended consumer stays: their
+        // return resumes it.
+        let suspendedConsumer = endInFlight ? nil : consumer
+        if suspendedConsumer != nil { consumer = nil }
+        let demand = demandHandler
+        if let waitingState = waiting {
+            waitingState.senders = []
+            waitingState.demandHandler = nil
+        }
+        return .terminate(
+            builder: nil,
+            consumer: suspendedConsumer,
+            senders: waitingSenders,
+            teardown: work,
+            discarded: discarded,
+            demand: demand
+        )
     }
 
     /// Whether the consumer's cancellation ended the stream and it has not been told yet
@@ -610,40 +444,25 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         return cancellationUnreported
     }
 
-    /// The consumer's task was cancelled (its cancellation handler, on any thread): marks it, and
-    /// returns the suspended consumer to resume with nil, so that it ends the stream itself, in
-    /// its own task (``wokenWithNil()``). Nothing else happens here: no teardown runs inside a
-    /// cancellation handler. A consumer waiting for a teardown another thread runs stays until
-    /// `teardownReturned()`.
-    @inlinable
-    mutating func consumerCancelled() -> Consumer? {
-        cancelRequested = true
-        guard case .streaming = phase, let suspended = consumer else { return nil }
-        consumer = nil
-        return suspended
-    }
-
     @usableFromInline
     enum NilWakeupAction {
-        /// The cancellation handler resumed the consumer: end the stream from the consumer's task
-        /// (`consumerTerminated(cancelled: true)`, teardown included), then ask `next()`.
-        case terminate
-        /// The stream ended while the consumer's task was cancelled first.
+        /// The stream ended and its teardown, enqueued on the consumer's actor, is the consumer's
+        /// to run: act on it, then ask `next()` (which answers the end once it returned).
+        case teardown(TeardownWork)
+        /// The teardown is in flight: ask `next()`, which waits for its return.
+        case askAgain
+        /// The stream ended because the consumer's task was cancelled.
         case cancelled
         /// The end: throw the failure, or return nil.
         case end(Failure?)
     }
 
-    /// A consumer suspended in `next()` was resumed with nil: the end, its cancellation, or the
-    /// `nil` of a second concurrent iteration.
+    /// A consumer suspended in `next()` was resumed with nil: the end (its cancellation's, or the
+    /// producer's), or the `nil` of a second concurrent iteration.
     @inlinable
     mutating func wokenWithNil() -> NilWakeupAction {
-        // Resumed by the cancellation handler; the producer may have finished since (then the
-        // consumer's own termination keeps a failure it stored: the stream ends as it ended).
-        switch phase {
-        case .streaming, .finished: if cancelRequested { return .terminate }
-        case .idle, .terminated: break
-        }
+        if let work = takeTeardownEnqueuedForTheConsumer() { return .teardown(work) }
+        if endInFlight { return .askAgain }
         if takeCancellation() { return .cancelled }
         if case .terminated(let unreported?) = phase {
             phase = .terminated(unreported: nil)
@@ -727,70 +546,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         producerFinished && !reportedYieldAfterFinish
     }
 
-    // MARK: - Send
-
-    @usableFromInline
-    enum SendAttempt {
-        /// Done without waiting: act on this yield action.
-        case done(YieldAction)
-        /// No room: suspend with this id and call `enqueueSender`.
-        case mustWait(Element, id: UInt64)
-    }
-
-    @inlinable
-    mutating func trySend(_ element: Element) -> SendAttempt {
-        guard mode == .waiting, case .streaming = phase, consumer == nil,
-            buffer.count + senders.count >= capacity
-        else { return .done(sendWithoutWaiting(element)) }
-        nextSenderID &+= 1
-        return .mustWait(element, id: nextSenderID)
-    }
-
-    /// Like `yield`, except that a waiting policy that has room answers `.enqueued`.
-    @inlinable
-    mutating func sendWithoutWaiting(_ element: Element) -> YieldAction {
-        switch yield(element) {
-        case .resumeConsumer(let consumer, let element, let demand, _):
-            return .resumeConsumer(consumer, element, demand: demand, result: .enqueued)
-        case .answer:
-            return .answer(.enqueued)
-        case let other:
-            return other
-        }
-    }
-
-    @usableFromInline
-    enum EnqueueSenderAction {
-        /// Suspended until the consumer makes room.
-        case suspended
-        /// Room appeared (or the stream ended) meanwhile: act on this yield action and resume the
-        /// sender with its result.
-        case resumeNow(SenderContinuation, YieldAction)
-    }
-
-    @inlinable
-    mutating func enqueueSender(
-        _ element: Element, id: UInt64, _ continuation: SenderContinuation
-    ) -> EnqueueSenderAction {
-        guard case .streaming = phase, consumer == nil, buffer.count + senders.count >= capacity else {
-            return .resumeNow(continuation, sendWithoutWaiting(element))
-        }
-        useDemand()
-        senders.append(Sender(id: id, element: element, continuation: continuation))
-        return .suspended
-    }
-
-    /// The sending task was cancelled: its element keeps its place in line (a waiting policy
-    /// never loses data, and elements are delivered in the order they were sent, whatever the
-    /// order of cancellation) and the sender is told `.stopProducing` now. Returns nil if it
-    /// was already resumed.
-    @inlinable
-    mutating func cancelSender(id: UInt64) -> SenderContinuation? {
-        guard let index = senders.firstIndex(where: { $0.id == id }) else { return nil }
-        defer { senders[index].continuation = nil }
-        return senders[index].continuation
-    }
-
     // MARK: - Finish
 
     @usableFromInline
@@ -801,28 +556,20 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         case reportFinishAfterFinish(Failure?)
         /// The consumer had already ended the stream: this failure reaches nobody. Report it.
         case reportFailureAfterEnd(Failure)
-        /// Outside the lock: run the teardown (then call `teardownReturned()`), *then* resume the
-        /// waiting consumer with the end (so its loop ends after the teardown), and resume
-        /// `senders` with `.enqueued` (their elements were moved into the buffer and will be
-        /// delivered).
-        case finish(
-            consumer: Consumer?, Failure?, senders: [SenderContinuation], teardown: (Teardown, Termination)?,
-            demand: DemandHandler?)
+        /// Outside the lock: act on the teardown (`TeardownWork`; its return resumes a consumer
+        /// waiting for the end, so the consumer's loop ends after it), and resume `senders` with
+        /// `.enqueued` (their elements were moved into the buffer and will be delivered).
+        case finish(senders: [SenderContinuation], teardown: TeardownWork?, demand: DemandHandler?)
     }
 
+    /// The producer finished (`failure`: with that error), on its own thread.
     @inlinable
     mutating func finish(_ failure: Failure?) -> FinishAction {
         switch phase {
         case .streaming:
             producerFinished = true
-            let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished)
             let demand = demandHandler  // no more demand once the producer is done: release it
             waiting?.demandHandler = nil
-            if let suspended = consumer {
-                consumer = nil
-                phase = .terminated(unreported: nil)
-                return .finish(consumer: suspended, failure, senders: [], teardown: teardown, demand: demand)
-            }
             var resumed: [SenderContinuation] = []
             if !senders.isEmpty {
                 resumed.reserveCapacity(senders.count)
@@ -833,10 +580,13 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
                 senders = []
             }
             phase = .finished(failure)
-            return .finish(consumer: nil, nil, senders: resumed, teardown: teardown, demand: demand)
+            // A consumer waiting in `next()` stays: the teardown's return resumes it with the end.
+            let teardown = takeTeardown(failure.map { .failed($0) } ?? .finished, by: .producer)
+            return .finish(senders: resumed, teardown: teardown, demand: demand)
         case .terminated where !producerFinished:
-            // The consumer ended first (cancelled, broke out): finishing from the teardown is
-            // normal, but an error passed now reaches nobody, so it is reported, not swallowed.
+            // The consumer ended first (cancelled, broke out, or its task was cancelled while it
+            // waited, whether or not it has run since): finishing from the teardown is normal, but
+            // an error passed now reaches nobody, so it is reported, not swallowed.
             producerFinished = true
             if let failure { return .reportFailureAfterEnd(failure) }
             return .none
@@ -857,31 +607,6 @@ struct CallbackStreamStateMachine<Element, Failure: Error, Builder> {
         let action = finish(lostProducer)
         reportedYieldAfterFinish = true  // nobody can yield through a released sink
         return action
-    }
-
-    // MARK: - Demand
-
-    /// Installs the demand handler; returns the demand to report at once, if any.
-    @inlinable
-    mutating func registerDemand(_ handler: @escaping DemandHandler) -> (initial: Int?, replaced: DemandHandler?) {
-        switch phase {
-        case .finished, .terminated:
-            return (nil, nil)
-        case .idle, .streaming:
-            demandRegistered = true
-            // The other policies never report more demand than this first, unlimited one, so
-            // their handler is not kept (the caller still holds it to report `Int.max`).
-            guard mode == .waiting else { return (Int.max, nil) }
-            let replaced = demandHandler
-            demandHandler = handler
-            if capacity == 0 {
-                granted = consumer != nil ? 1 : 0
-                return (consumer != nil ? 1 : nil, replaced)
-            }
-            let room = self.room
-            granted = Swift.max(room, 0)
-            return (room > 0 ? room : nil, replaced)
-        }
     }
 
     @inlinable

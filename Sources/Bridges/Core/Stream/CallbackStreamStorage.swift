@@ -30,40 +30,158 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 
     // MARK: Consumer side
 
-    /// Ends the iteration from the consumer's side: from the consumer's own task once it saw its
-    /// cancellation (never from the task's cancellation handler: see `cancelConsumer()`), or
-    /// from the iterator's release. The teardown runs first, so the consumer's loop ends after
-    /// it; if another thread is running it, the consumer stays suspended until that thread's
-    /// `teardownReturned()`.
+    /// Ends the iteration from the consumer's side, in the consumer's own task, on the actor it
+    /// iterates on: its `next()` saw the task cancelled, or its iterator was released (at the end
+    /// of a `for await` on that actor; an iterator advanced there cannot be sent elsewhere). A
+    /// teardown the consumer may run (nonisolated, or written on its actor) runs here, first, so
+    /// its loop ends after it; one written on another actor is enqueued there.
     @inlinable
     func terminateConsumer(cancelled: Bool) {
+        act(state.withLock { $0.consumerTerminated(cancelled: cancelled) })
+    }
+
+    /// The iterator was released: the consumer ends the stream, as `terminateConsumer` does, where
+    /// it is released. A `for await` releases it on the actor it iterates on; one released
+    /// elsewhere does not run a main-actor teardown there (see `consumerTerminated`).
+    @usableFromInline
+    func iteratorReleased() {
+        let offTheMainQueue = !MainQueue.isCurrent
+        act(state.withLock { $0.consumerTerminated(cancelled: false, offTheMainQueue: offTheMainQueue) })
+    }
+
+    /// The consumer's cancellation handler, on the cancelling thread: decides the end now (yields
+    /// answer `.terminated` from here on, and the teardown learns `.cancelled`, whatever the
+    /// producer does next), resumes waiting senders, and hands everything that runs user code or
+    /// may wait to the teardown queue or to the teardown's actor: a teardown that waits (for a
+    /// reader thread that may be resuming this very task) must never run inside the handler,
+    /// where `Task.cancel()` would wait for it, and must not wait for the consumer's task to be
+    /// scheduled either. The consumer stays suspended until the teardown returned.
+    @usableFromInline
+    func cancelConsumer() {
         guard
-            case .terminate(let builder, let consumer, let senders, let teardown, var discarded, let demand) =
-                state.withLock({ $0.consumerTerminated(cancelled: cancelled) })
+            case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) =
+                state.withLock({ $0.consumerCancelled() })
         else { return }
-        runTeardown(teardown)
+        for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
+        consumer?.resume(returning: Wakeup(.success(nil)))
+        var runOnQueue: (Machine.Teardown, Machine.Termination)?
+        switch teardown {
+        case .runOnQueue(let held, let termination)?: runOnQueue = (held, termination)
+        case .enqueue(let held)?: enqueueTeardown(on: held, inCancellationHandler: true)
+        case .runHere?: preconditionFailure("Internal inconsistency: a teardown to run in a cancellation handler")
+        case nil: break
+        }
+        let undelivered = self.undelivered
+        // The machine marked these reports in flight (`reportsInFlight`) exactly when it handed
+        // something out to report.
+        let reports = discarded != nil || !senders.isEmpty
+        // Moved to the queue's one work item, never shared: the state machine handed them out.
+        let rest = Handoff((builder, senders, discarded, demand, runOnQueue))
+        TeardownQueue.async {
+            let (builder, senders, discarded, demand, runOnQueue) = rest.value
+            // The reports before the returns, which resume the parked consumer: its loop ends
+            // after the teardown, with every element accounted for.
+            if let (held, termination) = runOnQueue { held.runHere(termination) }
+            report(discarded, senders, to: undelivered)
+            withExtendedLifetime((builder, senders, discarded, demand)) {}
+            if runOnQueue != nil { teardownFinished() }
+            if reports { reportsFinished() }
+        }
+    }
+
+    /// Acts on the consumer's own termination (`terminateConsumer`), outside the lock.
+    @inlinable
+    func act(_ action: Machine.TerminateAction) {
+        guard case .terminate(let builder, let consumer, let senders, let teardown, let discarded, let demand) = action
+        else { return }
+        if let teardown { perform(teardown) }
         consumer?.resume(returning: Wakeup(.success(nil)))
         for sender in senders { sender.continuation?.resume(returning: Handoff(.terminated)) }
-        if let undelivered = self.undelivered {
-            while let element = discarded?.popFirst() { undelivered(element, .cancelled) }
-            for sender in senders { undelivered(sender.element, .cancelled) }
-        }
+        report(discarded, senders, to: undelivered)
         withExtendedLifetime((builder, discarded, demand)) {}  // released here, outside the lock
     }
 
-    /// Runs a teardown taken from the state machine, then tells it the teardown returned (which
-    /// resumes a consumer that was waiting for the end).
+    /// The consumer was handed `element` and its task is cancelled by the time it runs: returns
+    /// true if the element is undelivered (the cancellation ended the stream; reported here), and
+    /// ends the stream here if its cancellation handler has not yet.
+    @usableFromInline
+    func revokeHandedElement(_ element: Element) -> Bool {
+        let (revoked, action) = state.withLock { $0.handedElementWhileCancelled() }
+        act(action)
+        if revoked { undelivered?(element, .cancelled) }
+        return revoked
+    }
+
+    /// Reports the elements a consumer's end discarded (buffered, then those of waiting senders).
     @inlinable
-    func runTeardown(_ work: (Machine.Teardown, Machine.Termination)?) {
-        guard let (teardown, termination) = work else { return }
-        teardown.run(termination)
+    func report(_ discarded: StreamRing<Element>?, _ senders: [Machine.Sender], to undelivered: Undelivered?) {
+        guard let undelivered else { return }
+        var discarded = discarded
+        while let element = discarded?.popFirst() { undelivered(element, .cancelled) }
+        for sender in senders { undelivered(sender.element, .cancelled) }
+    }
+
+    /// Does what the thread that took a teardown must do with it (see `TeardownWork`).
+    @usableFromInline
+    func perform(_ work: Machine.TeardownWork) {
+        switch work {
+        case .runHere(let teardown, let termination):
+            runTeardownHere(teardown, termination)
+        case .runOnQueue(let teardown, let termination):
+            let work = Handoff((teardown, termination))  // moved to the queue, run once there
+            TeardownQueue.async { runTeardownHere(work.value.0, work.value.1) }
+        case .enqueue(let teardown):
+            enqueueTeardown(on: teardown)
+        }
+    }
+
+    /// Runs a teardown taken from the state machine on this thread (where it may run), then tells
+    /// the machine it returned, which resumes a consumer that was waiting for the end.
+    @inlinable
+    func runTeardownHere(_ teardown: Machine.Teardown, _ termination: Machine.Termination) {
+        teardown.runHere(termination)
+        teardownFinished()
+    }
+
+    /// Tells the machine the teardown returned, and resumes a consumer that waited for it.
+    @inlinable
+    func teardownFinished() {
         if let (consumer, failure) = state.withLock({ $0.teardownReturned() }) {
             consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
         }
     }
 
+    /// Tells the machine the cancellation's reports were made, and resumes a consumer that
+    /// waited for them.
+    @usableFromInline
+    func reportsFinished() {
+        if let (consumer, failure) = state.withLock({ $0.reportsReturned() }) {
+            consumer.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
+        }
+    }
+
+    /// Enqueues a job on the actor `teardown` was written on, which runs it there unless someone
+    /// on that actor (the consumer, a builder) ran it first.
+    @usableFromInline
+    func enqueueTeardown(on teardown: Machine.Teardown, inCancellationHandler: Bool = false) {
+        guard let actor = teardown.isolation else {
+            // A Cancellation its holder already cancelled: nothing of it left to run, but what
+            // the teardown keeps (delegate proxies) is released there, never in a handler.
+            if inCancellationHandler { TeardownQueue.async { runEnqueuedTeardown() } } else { runEnqueuedTeardown() }
+            return
+        }
+        ActorTeardowns.enqueue(on: actor) { runEnqueuedTeardown() }
+    }
+
+    /// On the teardown's actor: runs the enqueued teardown, if nobody has.
+    @usableFromInline
+    func runEnqueuedTeardown() {
+        guard let (teardown, termination) = state.withLock({ $0.takeEnqueuedTeardown() }) else { return }
+        runTeardownHere(teardown, termination)
+    }
+
     /// Runs the builder in its own isolation (the actor it was written in, or none), awaited
-    /// by the consumer's first `next()`.
+    /// by the consumer's first `next()`, on the consumer's actor `actor`.
     @inlinable
     func runBuilder(
         _ builder: CallbackStream<Element, Failure>.AnyBuilder, isolation actor: isolated (any Actor)?
@@ -74,7 +192,23 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         case .synchronous(let build): teardown = build(sink)
         case .isolated(let build): teardown = await build(sink, actor)
         }
-        runTeardown(state.withLock { $0.builderReturned(teardown) })
+        let place: Machine.TeardownPlace
+        if let teardownActor = teardown.isolation {
+            if teardownActor === actor {
+                place = teardownActor === MainActor.shared ? .consumersMainActor : .consumersActor
+            } else {
+                place = .otherActor
+            }
+        } else {
+            place = .anywhere
+        }
+        if let work = state.withLock({ $0.builderReturned(teardown, place: place) }) { perform(work) }
+    }
+
+    /// Keeps `object` alive until the teardown has run (see `Sink.keepUntilTeardown`).
+    @usableFromInline
+    func keepUntilTeardown(_ object: AnyObject) {
+        _ = state.withLock { $0.keepUntilTeardown(object) }
     }
 
     @inlinable
@@ -99,16 +233,6 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
         } onCancel: {
             cancelConsumer()
         }
-    }
-
-    /// The consumer's cancellation handler: resumes the suspended consumer with nil and does
-    /// nothing else. The consumer ends the stream from its own task (`terminateConsumer`), so a
-    /// teardown that waits, for a reader thread or a handler in progress on another thread,
-    /// never waits inside the handler: a thread resuming this task meanwhile would wait for
-    /// the handler to return, and `Task.cancel()` would never return.
-    @inlinable
-    func cancelConsumer() {
-        state.withLock { $0.consumerCancelled() }?.resume(returning: Wakeup(.success(nil)))
     }
 
     /// The consumer's door: `next()`'s events, each decided under the lock; the iterator acts
@@ -273,15 +397,21 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
 
     @usableFromInline
     func producerReleased() {
-        // A throwing stream ends with the cause, never as if the source had completed.
-        let lost = BridgeError.sinkDropped as? Failure
+        // A stream that can say it ends with the cause, never as if the source had completed.
+        let lost = BridgeError.sinkDropped.asFailure(Failure.self)
         guard let action = state.withLock({ $0.producerReleased(lostProducer: lost) }) else { return }
+        let ending =
+            lost != nil
+            ? "the stream ended with \(lost!) so that its consumer does not wait forever"
+            : Failure.self == Never.self
+                ? "the stream finished so that its consumer does not wait forever (a stream that cannot fail ends with nil)"
+                : "the stream ended with nil, as if complete, because \(Failure.self) cannot carry BridgeError.sinkDropped: "
+                    + "conform \(Failure.self) to BridgeErrorConvertible so that its loop throws instead"
         site.report(
             .sinkDropped,
-            "the producer released every copy of the CallbackStream's sink without calling finish(); the stream "
-                + "ended (a throwing one with BridgeError.sinkDropped) so that its consumer does not wait forever. Keep the sink for as long as the source can "
-                + "produce (in the delegate proxy or the callback the source retains) and call finish() or "
-                + "finish(throwing:) when the source ends.",
+            "the producer released every copy of the CallbackStream's sink without calling finish(); \(ending). "
+                + "Keep the sink for as long as the source can produce (in the delegate proxy or the callback the "
+                + "source retains) and call finish() or finish(throwing:) when the source ends.",
             bridge: nil  // once per stream by construction, and reported from the sink's deinit
         )
         act(action, fileID: site.fileID, line: site.line)
@@ -313,10 +443,9 @@ struct CallbackStreamStorage<Element, Failure: Error>: Sendable {
                     + "given as .onTermination learns .cancelled when the consumer ended first.",
                 bridge: state.storage, at: fileID, line: line
             )
-        case .finish(let consumer, let failure, let senders, let teardown, let demand):
-            // The teardown first: a consumer whose loop ends here must find it done.
-            runTeardown(teardown)
-            consumer?.resume(returning: Wakeup(failure.map { .failure($0) } ?? .success(nil)))
+        case .finish(let senders, let teardown, let demand):
+            // The teardown's return resumes a consumer waiting for the end: its loop ends after it.
+            if let teardown { perform(teardown) }
             for sender in senders { sender.resume(returning: Handoff(.enqueued)) }
             withExtendedLifetime(demand) {}  // released here, outside the lock
         }
@@ -344,7 +473,7 @@ final class ConsumerToken<Element, Failure: Error> {
     init(_ storage: CallbackStreamStorage<Element, Failure>) { self.storage = storage }
 
     @inlinable
-    deinit { storage.terminateConsumer(cancelled: false) }
+    deinit { storage.iteratorReleased() }
 }
 
 /// Shared by every copy of one iteration's ``CallbackStream/Sink``: when the last copy is
