@@ -6,12 +6,15 @@
 // Scopes of tests that run in parallel each have their own executor: they run side by side
 // and never wait for each other.
 //
-// A scope opened by a main-actor test body (`onMainQueue`) gives its queue the main queue as
-// target: its jobs then run on the main queue, one at a time *with the main actor's jobs*, so
+// A scope opened by a main-actor test body (`onMainQueue`) runs each of its jobs inside a job of
+// the main queue (which runs `queue.sync` there): one at a time *with the main actor's jobs*, so
 // the body's main-actor jobs and the scope's jobs interleave only where the body suspends (the
-// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). The
-// scope still has its own queue and its own count: parallel tests stay independent, and only
-// share the main thread, as their main-actor bodies already do.
+// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). Not
+// by giving the scope's queue the main queue as its target: on Linux that stopped the main queue
+// for good in about one run of the whole suite in four (no thread blocked, no job run). The
+// scope still has its own queue, which code on it sees as the main queue too (`MainQueue`), and
+// its own count: parallel tests stay independent, and only share the main thread, as their
+// main-actor bodies already do.
 //
 // Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
 // for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
@@ -101,8 +104,9 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         self.bound = bound
         self.onMainQueue = onMainQueue
         self.test = test
-        queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)", target: onMainQueue ? .main : nil)
+        queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
         queue.setSpecific(key: Self.key, value: id)
+        if onMainQueue { MainQueue.mark(queue) }
         let timer = DispatchSource.makeTimerSource(queue: .global())
         watchdog = Watchdog(timer: timer)
         let interval = DispatchTimeInterval.milliseconds(max(1, Int(bound * 250)))
@@ -177,6 +181,7 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     private func watch() {
+        var mainBlocked = false
         let handOver = state.withLock { state -> [Queued] in
             guard !state.released, state.queuedCount > 0 else { return [] }
             let failure: String
@@ -194,6 +199,7 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
                     + "A main-actor job blocks the main thread (a semaphore, a lock, DispatchQueue.sync), most likely the test body waiting for one of them: "
                     + "in a scope opened on the main actor, the scope's tasks take turns with the main actor's jobs. "
                     + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+                mainBlocked = true
             } else {
                 return []
             }
@@ -203,7 +209,16 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
             state.failures.append(failure)
             return handOver
         }
-        for queued in handOver { Self.runElsewhere(queued, on: self) }
+        // With the main thread blocked, every main-actor job of the process waits: the jobs the
+        // blocker waits for run on Dispatch threads, which do not depend on the cooperative pool
+        // (other tests may hold all of its threads).
+        for queued in handOver {
+            if mainBlocked {
+                DispatchQueue.global().async { queued.job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+            } else {
+                Self.runElsewhere(queued, on: self)
+            }
+        }
     }
 
     private static func seconds(since time: DispatchTime) -> Double {
@@ -213,6 +228,9 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
 
     /// Whether the calling code runs as one of this scope's jobs.
     package var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
+    /// Whether the calling code runs as a job of any scope (a scope on the main queue included:
+    /// its jobs run in the main queue's turn, and are not the main actor's).
+    package static var isOnAScopeQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
     package var isReleased: Bool { state.withLock { $0.released } }
     /// How many jobs have been routed here (see `State.routed`).
     package var routedCount: Int { state.withLock { $0.routed } }
@@ -227,7 +245,17 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
             if state.ignored[taskID] == nil { state.routed += 1 }
             return false
         }
-        if released { Self.runElsewhere(queued, on: self) } else { queue.async { self.runNext() } }
+        if released { Self.runElsewhere(queued, on: self) } else { schedule() }
+    }
+
+    /// Asks the queue to run the next job: in the main queue's turn for a scope on the main
+    /// queue (see the top of the file), else on the scope's own queue.
+    private func schedule() {
+        if onMainQueue {
+            DispatchQueue.main.async { self.queue.sync { self.runNext() } }
+        } else {
+            queue.async { self.runNext() }
+        }
     }
 
     /// A job enqueued on this executor directly (a task whose current executor it became).

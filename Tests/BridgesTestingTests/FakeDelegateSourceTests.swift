@@ -11,15 +11,14 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
 @Suite(.timeLimit(.minutes(3))) struct FakeDelegateSourceTests {
     /// The `@MainActor` view model's shape: a manager that is not `Sendable`, captured by the
     /// builder and the teardown, which run on the main actor; the stream keeps the weakly held
-    /// proxy alive until the teardown has run. A loop left by `break` enqueues the main-actor
-    /// teardown (it cannot run it inside the iterator's release), so the test waits for it.
+    /// proxy alive until the teardown has run. A loop left by `break` on the main actor has run
+    /// that main-actor teardown before its next statement: nothing to wait for.
     @MainActor
     @Test func callbackStreamOverDelegateProxy_deliversEvents_thenStopsAndClearsTheDelegate() async throws {
         try await withLeakTracking { tracker in
             let manager = FakeDelegateSource<Readings>()
             tracker.track(manager)
             manager.whenStarted = { $0.yield(1) }  // a first reading at once, as managers do
-            let (tornDown, tornDownSignal) = AsyncStream.makeStream(of: Void.self)
             let readings = CallbackStream<Int, any Error>(buffering: .unbounded) { sink in
                 let proxy = Readings(sink)
                 tracker.track(proxy)
@@ -28,7 +27,6 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
                 return proxy.retained {
                     manager.stop()
                     manager.delegate = nil
-                    tornDownSignal.finish()
                 }
             }
             var received: [Int] = []
@@ -41,7 +39,6 @@ private final class Readings: DelegateProxy<Int, any Error>, FakeSourceDelegate,
                 }
             }
             #expect(received == [1, 2])
-            for await _ in tornDown {}
             #expect(manager.calls == [.delegateSet, .start, .stop, .delegateCleared])
             #expect(!manager.isRunning)
             #expect(!manager.yield(3))

@@ -36,7 +36,11 @@ public protocol FakeSourceDelegate: AnyObject {
 /// }
 /// ```
 /// The test then calls ``yield(_:)`` (or scripts ``whenStarted``) and checks ``calls``:
-/// `[.delegateSet, .start, .stop, .delegateCleared]` once the stream's teardown has run.
+/// `[.delegateSet, .start, .stop, .delegateCleared]` once the stream's teardown has run. When a
+/// `for await` over the stream exits on an actor (break, return, throw, or its task's
+/// cancellation), a teardown written on that actor has run before the next statement, so a
+/// `@MainActor` test checks ``calls`` on the line after its loop, and a restart sees a stopped
+/// manager.
 ///
 /// It also stands in for the SDK's own manager behind the app's seam, a protocol the real
 /// manager conforms to, with no fake class to write: `Delegate` is then the SDK's delegate
