@@ -9,12 +9,12 @@
 // A scope opened by a main-actor test body (`onMainQueue`) runs each of its jobs inside a job of
 // the main queue (which runs `queue.sync` there): one at a time *with the main actor's jobs*, so
 // the body's main-actor jobs and the scope's jobs interleave only where the body suspends (the
-// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). Not
-// by giving the scope's queue the main queue as its target: on Linux that stopped the main queue
-// for good in about one run of the whole suite in four (no thread blocked, no job run). The
-// scope still has its own queue, which code on it sees as the main queue too (`MainQueue`), and
-// its own count: parallel tests stay independent, and only share the main thread, as their
-// main-actor bodies already do.
+// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). A
+// turn runs every job the scope has by then, so a tracked task goes on to its next wait before
+// the body's next job. Not by giving the scope's queue the main queue as its target: on Linux
+// that could stop the main queue for good. The scope still has its own queue, which code on it
+// sees as the main queue too (`MainQueue`), and its own count: parallel tests stay independent,
+// and only share the main thread, as their main-actor bodies already do.
 //
 // Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
 // for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
@@ -248,29 +248,42 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         if released { Self.runElsewhere(queued, on: self) } else { schedule() }
     }
 
-    /// Asks the queue to run the next job: in the main queue's turn for a scope on the main
-    /// queue (see the top of the file), else on the scope's own queue.
+    /// Asks the queue to run the next job: on the scope's own queue, or, for a scope on the main
+    /// queue (see the top of the file), in the main queue's turn, where it runs every job the
+    /// scope has queued by then and while it runs (as a queue drains its items in one turn), so
+    /// that a tracked task runs to its next wait before the body's next main-actor job. A turn
+    /// ends after `mainTurnLimit` jobs: a scope that keeps itself busy cannot starve the main actor.
     private func schedule() {
         if onMainQueue {
-            DispatchQueue.main.async { self.queue.sync { self.runNext() } }
+            DispatchQueue.main.async {
+                self.queue.sync {
+                    var ran = 0
+                    while ran < Self.mainTurnLimit, self.runNext() { ran += 1 }
+                }
+            }
         } else {
             queue.async { self.runNext() }
         }
     }
+
+    private static let mainTurnLimit = 256
 
     /// A job enqueued on this executor directly (a task whose current executor it became).
     package func enqueue(_ job: UnownedJob) {
         enqueue(job, taskID: _taskID(of: job), original: nil)
     }
 
-    private func runNext() {
+    /// Runs the job queued first, if any (none: handed elsewhere on release, or run by an earlier
+    /// turn on the main queue). Returns whether it ran one.
+    @discardableResult
+    private func runNext() -> Bool {
         guard
             let next = state.withLock({ state -> Queued? in
-                guard let next = state.popFirst() else { return nil }  // handed elsewhere on release
+                guard let next = state.popFirst() else { return nil }
                 state.running = (next.taskID, .now())
                 return next
             })
-        else { return }
+        else { return false }
         next.job.runSynchronously(on: asUnownedSerialExecutor())
         let waiters = state.withLock { state -> [OneShot<Outcome>] in
             state.running = nil
@@ -280,6 +293,7 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
             return state.takeWaitersIfIdle()
         }
         for waiter in waiters { waiter.resume(.idle) }
+        return true
     }
 
     private static func runElsewhere(_ queued: Queued, on executor: ScopeExecutor) {
