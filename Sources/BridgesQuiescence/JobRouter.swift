@@ -237,10 +237,10 @@ package final class JobRouter: Sendable {
         let enqueuerScope = Self.scope
         let enqueuer = currentTaskID()
         let jobTask = _taskID(of: job)
-        // On the main queue, and not in a job of a scope whose queue targets it (those are the
-        // scope's, and counting them as hops would make every open scope wait for them).
-        let leavesMainActor =
-            enqueuer == nil && DispatchQueue.getSpecific(key: Self.mainQueueKey) == true && !ScopeExecutor.isOnAScopeQueue
+        // On the main queue, and not in a job of a scope run in the main queue's turn (those are
+        // the scope's, and counting them as hops would make every open scope wait for them).
+        let onTheMainQueue = DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
+        let leavesMainActor = enqueuer == nil && onTheMainQueue && !ScopeExecutor.isOnAScopeQueue
         var hop = false
         var saved: Hook?
         /// A scope whose code resumed a task made before it opened (rule 2 leaves such a task out).
