@@ -38,7 +38,7 @@ actor BusyConsumer {
     }
 }
 
-/// "A cancel is final when it is made" (issue 38): once the consumer's task is cancelled while it
+/// "A cancel is final when it is made": once the consumer's task is cancelled while it
 /// waits in `next()`, its stream ended as `.cancelled`, whatever the producer does before the
 /// consumer's task gets to run, and a nonisolated teardown does not wait for that task.
 @Suite("CallbackStream: a cancel is final when it is made", .timeLimit(.minutes(3)))

@@ -1,4 +1,4 @@
-// A screen that re-appears restarts its delegate stream on the main actor (issue 38): the old
+// A screen that re-appears restarts its delegate stream on the main actor: the old
 // loop's teardown must have stopped the manager before the new stream's builder starts it, or
 // the old teardown stops the manager the new stream just started (a dead stream, no error).
 // The app code here is what an iOS team writes: a Swift 6 `@MainActor` view model over a

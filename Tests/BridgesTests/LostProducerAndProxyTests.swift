@@ -1,5 +1,5 @@
 // The natural delegate code (a proxy the manager holds weakly, a teardown that does not capture
-// it) and a lost producer of a stream typed by the app's own error (issue 38, items 3 and 4).
+// it) and a lost producer of a stream typed by the app's own error.
 // The app code is a Swift 6 `@MainActor` view model over the Swift 5 legacy SDK.
 import Bridges
 import BridgesTesting

@@ -1,7 +1,6 @@
-// Adversarial review of the stream engine rewrite (issue 38): each test holds the engine to a
-// promise of "Where user code runs" / GUARANTEES that the first version of the rewrite broke,
-// with a deterministic interleaving (gates and a blocked actor, no sleeps). Two remain known
-// issues: the documented limit of a teardown written on an actor other than the main actor,
+// Each test holds the stream engine to a promise of "Where user code runs" / GUARANTEES in an
+// interleaving that is easy to get wrong, made deterministic (gates and a blocked actor, no
+// sleeps). Two remain known issues: the documented limit of a teardown written on an actor other than the main actor,
 // released outside a `for await` (see ARCHITECTURE.md, "Where user code runs").
 import BridgesTesting
 import Dispatch
@@ -162,7 +161,7 @@ actor ReviewBusyConsumer {
     }
 }
 
-@Suite("Where a teardown runs, in the shapes the first version of issue 38 got wrong", .timeLimit(.minutes(2)))
+@Suite("Where a teardown runs: a busy actor, a handed element, an iterator released elsewhere", .timeLimit(.minutes(2)))
 struct TeardownPlacesTests {
     typealias Call = FakeDelegateSource<ReadingsProxy>.Call
 
@@ -215,8 +214,8 @@ struct TeardownPlacesTests {
     /// The consumer was parked in `next()` and a yield has just handed it an element (its task is
     /// resumed but cannot run: its actor is busy) when its task is cancelled. The cancel is
     /// decided at once (yields answer `.terminated`), but the nonisolated teardown is left to the
-    /// consumer's next step, so it waits for the consumer's task to be scheduled (issue 38, 2:
-    /// "a nonisolated teardown must not wait for the consumer's task to be scheduled").
+    /// consumer's next step, so it waits for the consumer's task to be scheduled (a nonisolated
+    /// teardown must not wait for that).
     @Test func handedAnElement_thenCancelled_whileItsActorIsBusy_theNonisolatedTeardownRunsWithoutItsTask() async {
         let probed = CancelIsFinalTests.Probed()
         let (consumer, release) = await CancelIsFinalTests.parkedConsumerOnABlockedActor(probed)
@@ -239,7 +238,7 @@ struct TeardownPlacesTests {
     /// consumer on an actor of its own (an operator's pulling task, a `Task.detached`, a service
     /// actor): its enqueue on the main actor waits for the consumer's task too, so a builder that
     /// the main actor runs meanwhile for the same manager (a screen that re-appears) runs before
-    /// the old teardown, which then stops the manager the new stream started (issue 38, 1).
+    /// the old teardown, which then stops the manager the new stream started.
     @MainActor
     @Test func handedAnElement_thenCancelled_whileItsActorIsBusy_aLaterBuilderOnTheTeardownsActorRunsAfterIt()
         async throws
