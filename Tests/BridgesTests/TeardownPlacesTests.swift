@@ -1,7 +1,8 @@
 // Each test holds the stream engine to a promise of "Where user code runs" / GUARANTEES in an
 // interleaving that is easy to get wrong, made deterministic (gates and a blocked actor, no
-// sleeps). Two remain known issues: the documented limit of a teardown written on an actor other than the main actor,
-// released outside a `for await` (see ARCHITECTURE.md, "Where user code runs").
+// sleeps). Two remain known issues: the documented limit of a teardown written on an actor
+// other than the main actor, released outside a `for await` (see ARCHITECTURE.md, "Where user
+// code runs").
 import BridgesTesting
 import Dispatch
 import TestSupport
