@@ -25,7 +25,13 @@
 //    records the id of a task created as it opens) or it is no task at all (a default actor's
 //    processing job). The job's task is then attributed to S (rule 1). A task that existed
 //    before the scope (another test's, the test runner's) is never pulled in by being resumed
-//    from tracked code: it would otherwise take turns behind this scope's jobs.
+//    from tracked code: it would otherwise take turns behind this scope's jobs. S reports it
+//    instead (once, on the test's task): work the test made before its scope runs beside it.
+//
+// A task made before the scope is also reported when it left the main actor, belongs to no
+// scope, and enqueues work as the current task: then its task-locals can be read, and if its
+// test (Swift Testing's `Test.current`, through `currentTest`) is the one that opened S, that
+// test made it before S (a view model whose `init` subscribes, created on the line before).
 // A task is created by enqueueing its first job from the creating thread, so every task
 // created by a tracked task (`Task {}`, `Task.detached {}`, children) joins the scope at
 // birth; a tracked task resumed later from any thread (a legacy API's queue resuming its
@@ -66,6 +72,16 @@ package final class JobRouter: Sendable {
     /// The scope the current task runs in (inherited by `Task {}` and child tasks).
     @TaskLocal package static var scope: UInt64?
 
+    /// Which test the current task belongs to (BridgesTesting reads Swift Testing's
+    /// `Test.current`): a scope records its test's, so that a task made by that test before the
+    /// scope opened is recognised when it runs as the current task (see `route`).
+    private static let currentTest = LockedState<(@Sendable () -> String?)?>(nil)
+
+    /// Installs how to read the test the current task belongs to (see `currentTest`).
+    package static func identifyTests(by identify: @escaping @Sendable () -> String?) {
+        currentTest.withLock { $0 = identify }
+    }
+
     /// What this router installs in `swift_task_enqueueGlobal_hook` while a scope is open.
     private static let hook: Hook = { job, original in JobRouter.shared.route(job, original) }
 
@@ -74,6 +90,9 @@ package final class JobRouter: Sendable {
         var scopes: [UInt64: ScopeExecutor] = [:]
         /// Task id → the scope it was attributed to. Entries leave with their scope.
         var tasks: [UInt64: UInt64] = [:]
+        /// Scope → the id of a task created as it opened: tasks with a greater id were created
+        /// after it opened. `.max` while the scope opens (until then it takes no task by rule 2).
+        var watermarks: [UInt64: UInt64] = [:]
         /// The hook found when the first of the open scopes opened: jobs outside every scope go
         /// to it, and it is put back when the last scope closes. Kept after that, for a job
         /// that was already on its way through this router.
@@ -81,6 +100,9 @@ package final class JobRouter: Sendable {
         /// Tasks that left the main actor while a scope was open and are attributed to no scope
         /// (see `route`). Emptied when the last scope closes.
         var hopTasks: Set<UInt64> = []
+        /// Tasks outside every scope whose test was read (see `noteTaskOfTheTest`). Emptied
+        /// with `hopTasks`.
+        var checkedTasks: Set<UInt64> = []
         /// The runtime's own enqueue, as the hook is handed it: where `reroute` sends a job that
         /// belongs to no scope.
         var original: Original?
@@ -111,17 +133,20 @@ package final class JobRouter: Sendable {
 
     /// Opens a scope and attributes the current task to it. The first open scope installs the
     /// hook, saving the one it replaces. Returns the scope, and a failure to report if the hook
-    /// cannot be used or another library's hook was installed.
-    package func openScope(bound: Double) async -> (ScopeExecutor, failure: String?) {
+    /// cannot be used or another library's hook was installed. `onMainQueue`: the scope's jobs
+    /// run on the main queue, taking turns with main-actor jobs (a `@MainActor` test body).
+    /// Synchronous, so that a caller on the main actor opens it before its first suspension:
+    /// a task made before the scope and run while the caller suspends (a main-actor task runs
+    /// when a main-actor body first suspends) is then seen. Follow it with `setWatermark(of:)`.
+    package func openScope(bound: Double, onMainQueue: Bool = false) -> (ScopeExecutor, failure: String?) {
         _ = Self.mainQueueMarked
         _ = Self.teardownsRouted
         let task = currentTaskID()
-        // Every task created from here on has a greater id (the runtime counts them up).
-        let watermark = await Task.detached { currentTaskID() ?? 0 }.value
+        let test = Self.currentTest.withLock { $0 }?()
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, RuntimeEntryPoints.getJobTaskID != nil else {
             let scope = state.withLock { state in
                 state.nextScope += 1
-                return ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
+                return ScopeExecutor(id: state.nextScope, bound: bound, onMainQueue: onMainQueue, test: test)
             }
             return (scope, RuntimeEntryPoints.missingMessage)
         }
@@ -137,13 +162,24 @@ package final class JobRouter: Sendable {
                 failure = Self.hookReplaced
             }
             state.nextScope += 1
-            let scope = ScopeExecutor(id: state.nextScope, watermark: watermark, bound: bound)
+            let scope = ScopeExecutor(id: state.nextScope, bound: bound, onMainQueue: onMainQueue, test: test)
             state.scopes[scope.id] = scope
+            state.watermarks[scope.id] = .max
             if let task { state.tasks[task] = scope.id }
             return (scope, failure)
         }
         if failure != nil { _ = scope.noteHookReported() }
         return (scope, failure)
+    }
+
+    /// Records which tasks were created after `scope` opened: every task created from here on
+    /// has a greater id than the one this creates (the runtime counts them up). Until then the
+    /// scope takes in no task by rule 2 (see above).
+    package func setWatermark(of scope: ScopeExecutor) async {
+        let watermark = await Task.detached { currentTaskID() ?? 0 }.value
+        state.withLock { state in
+            if state.scopes[scope.id] != nil { state.watermarks[scope.id] = watermark }
+        }
     }
 
     /// Closes a scope: from now on its tasks' jobs go to the global executor. Jobs already
@@ -154,12 +190,14 @@ package final class JobRouter: Sendable {
         scope.stop()
         let replaced = state.withLock { state -> Bool in
             state.scopes[scope.id] = nil
+            state.watermarks[scope.id] = nil
             state.tasks = state.tasks.filter { $0.value != scope.id }
             guard let variable = RuntimeEntryPoints.enqueueGlobalHook else { return false }
             let replaced = !Self.isOurs(variable.pointee)
             if state.scopes.isEmpty {
                 variable.pointee = state.saved
                 state.hopTasks = []
+                state.checkedTasks = []
             }
             return replaced
         }
@@ -199,18 +237,38 @@ package final class JobRouter: Sendable {
         let enqueuerScope = Self.scope
         let enqueuer = currentTaskID()
         let jobTask = _taskID(of: job)
-        let leavesMainActor = enqueuer == nil && DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
+        // On the main queue, and not in a job of a scope run in the main queue's turn (those are
+        // the scope's, and counting them as hops would make every open scope wait for them).
+        let onTheMainQueue = DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
+        let leavesMainActor = enqueuer == nil && onTheMainQueue && !ScopeExecutor.isOnAScopeQueue
         var hop = false
         var saved: Hook?
+        /// A scope whose code resumed a task made before it opened (rule 2 leaves such a task out).
+        var resumedBefore: ScopeExecutor?
+        /// A task outside every scope that enqueues work as the current task: work of its own
+        /// after it left the main actor, or a job of a scope's task that it resumes.
+        var untracked: ScopeExecutor.Untracked?
         let scope = state.withLock { state -> ScopeExecutor? in
             saved = state.saved
             state.original = original
             guard !state.scopes.isEmpty else { return nil }
-            if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] { return scope }
+            let enqueuerOutside = enqueuerScope == nil && enqueuer.map { state.tasks[$0] == nil } == true
+            if jobTask != 0, let id = state.tasks[jobTask], let scope = state.scopes[id] {
+                if enqueuerOutside, let enqueuer { untracked = .resumedTheScope(enqueuer) }
+                return scope
+            }
             let id =
                 enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
                 ?? enqueuer.flatMap { state.tasks[$0] }
-            if let id, let scope = state.scopes[id], jobTask == 0 || jobTask > scope.watermark {
+            let watermark = id.flatMap { state.watermarks[$0] } ?? .max
+            // (While the scope opens, the task it creates for its watermark is such a task.)
+            if let id, let scope = state.scopes[id], jobTask != 0, jobTask <= watermark, watermark != .max {
+                resumedBefore = scope
+            }
+            if enqueuerOutside, let enqueuer, state.hopTasks.contains(enqueuer) {
+                untracked = .leftTheMainActor(enqueuer)
+            }
+            if let id, let scope = state.scopes[id], jobTask == 0 || jobTask > watermark {
                 if jobTask != 0 {
                     state.tasks[jobTask] = id
                     state.hopTasks.remove(jobTask)
@@ -233,6 +291,8 @@ package final class JobRouter: Sendable {
             }
             return nil
         }
+        resumedBefore?.noteUntracked(.resumedBeforeScope(jobTask))
+        if let untracked { noteTaskOfTheTest(untracked) }
         if let scope {
             scope.enqueue(job, taskID: jobTask, original: original)
         } else if hop {
@@ -253,6 +313,22 @@ package final class JobRouter: Sendable {
 
     /// Jobs of tasks leaving the main actor while scopes are open (see `route`).
     package let mainHops = MainHops()
+
+    /// A task outside every scope enqueues work as the current task (see `route`): if it
+    /// belongs to the test of an open scope that opened after it was made, that test made it
+    /// before its scope (a view model whose `init` subscribes, a suite-level `let`), and it runs
+    /// beside the scope. Runs in that task, so the test it belongs to can be read.
+    private func noteTaskOfTheTest(_ what: ScopeExecutor.Untracked) {
+        let task = what.task
+        // Once per task: reading the test may cost a description of a parameterized case.
+        guard state.withLock({ $0.checkedTasks.insert(task).inserted }),
+            let test = Self.currentTest.withLock({ $0 })?()
+        else { return }
+        let scopes = state.withLock { state in
+            state.scopes.values.filter { $0.test == test && task <= state.watermarks[$0.id] ?? 0 }
+        }
+        for scope in scopes { scope.noteUntracked(what) }
+    }
 
     /// Runs such a job on `HopExecutor`, so that what the task enqueues on the executor it runs
     /// on comes back through `reroute` (on the global concurrent executor, a `Task.yield()`

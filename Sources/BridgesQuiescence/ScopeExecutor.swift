@@ -6,6 +6,16 @@
 // Scopes of tests that run in parallel each have their own executor: they run side by side
 // and never wait for each other.
 //
+// A scope opened by a main-actor test body (`onMainQueue`) runs each of its jobs inside a job of
+// the main queue (which runs `queue.sync` there): one at a time *with the main actor's jobs*, so
+// the body's main-actor jobs and the scope's jobs interleave only where the body suspends (the
+// main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). A
+// turn runs every job the scope has by then, so a tracked task goes on to its next wait before
+// the body's next job. Not by giving the scope's queue the main queue as its target: on Linux
+// that could stop the main queue for good. The scope still has its own queue, which code on it
+// sees as the main queue too (`MainQueue`), and its own count: parallel tests stay independent,
+// and only share the main thread, as their main-actor bodies already do.
+//
 // Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
 // for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
 // looks at the executor every quarter of the bound: a job that has been running for longer
@@ -27,6 +37,9 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         let job: UnownedJob
         let taskID: UInt64
         let original: JobRouter.Original?
+        /// When it was queued: a scope on the main queue notices a main thread that never
+        /// gets to it.
+        let since: DispatchTime
     }
 
     private struct State: @unchecked Sendable {  // only ever touched under `state`'s lock
@@ -46,8 +59,12 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         var failures: [String] = []
         /// Whether this scope already reported that the enqueue hook is not its router's.
         var hookReported = false
+        /// Whether this scope already reported work of a task made before it (see `noteUntracked`).
+        var untrackedReported = false
 
         var queuedCount: Int { jobs.count - head }
+        /// The job queued longest, not started yet.
+        var oldestQueued: Queued? { head < jobs.count ? jobs[head] : nil }
         var pending: Int { queuedCount + (running == nil ? 0 : 1) }
 
         mutating func popFirst() -> Queued? {
@@ -70,22 +87,26 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     package let id: UInt64
-    /// Tasks with a greater id were created after this scope opened.
-    package let watermark: UInt64
     /// Seconds of real time: how long `runUntilIdle` waits, and how long a job may block the
     /// executor while others wait behind it.
     package let bound: Double
+    /// Whether the scope's jobs run on the main queue, in turn with the main actor's.
+    package let onMainQueue: Bool
+    /// The test that opened the scope, if the test framework says (see `JobRouter.currentTest`).
+    package let test: String?
     private let state = LockedState(State())
     private let queue: DispatchQueue
     private let watchdog: Watchdog
     private static let key = DispatchSpecificKey<UInt64>()
 
-    package init(id: UInt64, watermark: UInt64, bound: Double) {
+    package init(id: UInt64, bound: Double, onMainQueue: Bool = false, test: String? = nil) {
         self.id = id
-        self.watermark = watermark
         self.bound = bound
+        self.onMainQueue = onMainQueue
+        self.test = test
         queue = DispatchQueue(label: "BridgesTesting.withSerialTasks.\(id)")
         queue.setSpecific(key: Self.key, value: id)
+        if onMainQueue { MainQueue.mark(queue) }
         let timer = DispatchSource.makeTimerSource(queue: .global())
         watchdog = Watchdog(timer: timer)
         let interval = DispatchTimeInterval.milliseconds(max(1, Int(bound * 250)))
@@ -113,6 +134,44 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     /// The scope ended: no more watching.
     package func stop() { watchdog.timer.cancel() }
 
+    /// Work of a task made before the scope opened, which the scope cannot track.
+    package enum Untracked {
+        /// The scope's code resumed the task (a continuation it waits on, a stream it consumes).
+        case resumedBeforeScope(UInt64)
+        /// The task, made by this scope's test, resumed one of the scope's tasks.
+        case resumedTheScope(UInt64)
+        /// The task, made by this scope's test, left the main actor and started work of its own.
+        case leftTheMainActor(UInt64)
+
+        package var task: UInt64 {
+            switch self {
+            case .resumedBeforeScope(let task), .resumedTheScope(let task), .leftTheMainActor(let task): task
+            }
+        }
+    }
+
+    /// Records, once per scope, a failure for work the scope cannot see: reported on the test's
+    /// task by the next `runUntilIdle()` or by the end of the scope.
+    package func noteUntracked(_ what: Untracked) {
+        let what =
+            switch what {
+            case .resumedBeforeScope(let task):
+                "this scope's code resumed task #\(task), which was created before the scope opened"
+            case .resumedTheScope(let task):
+                "task #\(task) of this test was created before the scope opened, and it resumed a task of the scope"
+            case .leftTheMainActor(let task):
+                "task #\(task) of this test was created before the scope opened; it left the main actor and started work of its own"
+            }
+        let message =
+            "withSerialTasks: \(what). It runs beside the scope's tasks, untracked: runUntilIdle() does not wait for it, and it is not serialised with them. "
+            + "Create what starts it (a view model whose init subscribes, a Recorder, a suite-level `let`) inside withSerialTasks { … }."
+        state.withLock { state in
+            guard !state.untrackedReported else { return }
+            state.untrackedReported = true
+            state.failures.append(message)
+        }
+    }
+
     /// Failures the watchdog found since the last call.
     package func takeFailures() -> [String] {
         state.withLock { state in
@@ -122,22 +181,44 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     }
 
     private func watch() {
+        var mainBlocked = false
         let handOver = state.withLock { state -> [Queued] in
-            guard !state.released, let running = state.running, state.queuedCount > 0,
-                Self.seconds(since: running.since) > bound
-            else { return [] }
+            guard !state.released, state.queuedCount > 0 else { return [] }
+            let failure: String
+            if let running = state.running, Self.seconds(since: running.since) > bound {
+                failure =
+                    "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
+                    + "while \(state.queuedCount) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
+                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+            } else if onMainQueue, state.running == nil, let oldest = state.oldestQueued,
+                Self.seconds(since: oldest.since) > bound
+            {
+                failure =
+                    "withSerialTasks: \(state.queuedCount) job(s) of this @MainActor test's scope have waited \(Int(Self.seconds(since: oldest.since))) s for the main actor, which never got to them. "
+                    + "A main-actor job blocks the main thread (a semaphore, a lock, DispatchQueue.sync), most likely the test body waiting for one of them: "
+                    + "in a scope opened on the main actor, the scope's tasks take turns with the main actor's jobs. "
+                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
+                mainBlocked = true
+            } else {
+                return []
+            }
             state.released = true
             var handOver: [Queued] = []
             while let queued = state.popFirst() { handOver.append(queued) }
-            state.failures.append(
-                "withSerialTasks: a job of task #\(running.taskID) has been running on this test's serial executor for \(Int(Self.seconds(since: running.since))) s without returning, "
-                    + "while \(handOver.count) job(s) waited behind it. It blocks its thread (a semaphore, a lock, DispatchQueue.sync, a thread join), "
-                    + "most likely waiting for one of them: the tasks of a withSerialTasks scope take turns on one serial executor. "
-                    + "The scope no longer serialises: its queued and later jobs run on the global executor, so the test can end."
-            )
+            state.failures.append(failure)
             return handOver
         }
-        for queued in handOver { Self.runElsewhere(queued, on: self) }
+        // With the main thread blocked, every main-actor job of the process waits: the jobs the
+        // blocker waits for run on Dispatch threads, which do not depend on the cooperative pool
+        // (other tests may hold all of its threads).
+        for queued in handOver {
+            if mainBlocked {
+                DispatchQueue.global().async { queued.job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+            } else {
+                Self.runElsewhere(queued, on: self)
+            }
+        }
     }
 
     private static func seconds(since time: DispatchTime) -> Double {
@@ -147,6 +228,9 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
 
     /// Whether the calling code runs as one of this scope's jobs.
     package var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
+    /// Whether the calling code runs as a job of any scope (a scope on the main queue included:
+    /// its jobs run in the main queue's turn, and are not the main actor's).
+    package static var isOnAScopeQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
     package var isReleased: Bool { state.withLock { $0.released } }
     /// How many jobs have been routed here (see `State.routed`).
     package var routedCount: Int { state.withLock { $0.routed } }
@@ -154,29 +238,52 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     // MARK: - Jobs
 
     package func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
-        let queued = Queued(job: job, taskID: taskID, original: original)
+        let queued = Queued(job: job, taskID: taskID, original: original, since: .now())
         let released = state.withLock { state -> Bool in
             if state.released { return true }
             state.jobs.append(queued)
             if state.ignored[taskID] == nil { state.routed += 1 }
             return false
         }
-        if released { Self.runElsewhere(queued, on: self) } else { queue.async { self.runNext() } }
+        if released { Self.runElsewhere(queued, on: self) } else { schedule() }
     }
+
+    /// Asks the queue to run the next job: on the scope's own queue, or, for a scope on the main
+    /// queue (see the top of the file), in the main queue's turn, where it runs every job the
+    /// scope has queued by then and while it runs (as a queue drains its items in one turn), so
+    /// that a tracked task runs to its next wait before the body's next main-actor job. A turn
+    /// ends after `mainTurnLimit` jobs: a scope that keeps itself busy cannot starve the main actor.
+    private func schedule() {
+        if onMainQueue {
+            DispatchQueue.main.async {
+                self.queue.sync {
+                    var ran = 0
+                    while ran < Self.mainTurnLimit, self.runNext() { ran += 1 }
+                }
+            }
+        } else {
+            queue.async { self.runNext() }
+        }
+    }
+
+    private static let mainTurnLimit = 256
 
     /// A job enqueued on this executor directly (a task whose current executor it became).
     package func enqueue(_ job: UnownedJob) {
         enqueue(job, taskID: _taskID(of: job), original: nil)
     }
 
-    private func runNext() {
+    /// Runs the job queued first, if any (none: handed elsewhere on release, or run by an earlier
+    /// turn on the main queue). Returns whether it ran one.
+    @discardableResult
+    private func runNext() -> Bool {
         guard
             let next = state.withLock({ state -> Queued? in
-                guard let next = state.popFirst() else { return nil }  // handed elsewhere on release
+                guard let next = state.popFirst() else { return nil }
                 state.running = (next.taskID, .now())
                 return next
             })
-        else { return }
+        else { return false }
         next.job.runSynchronously(on: asUnownedSerialExecutor())
         let waiters = state.withLock { state -> [OneShot<Outcome>] in
             state.running = nil
@@ -186,6 +293,7 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
             return state.takeWaitersIfIdle()
         }
         for waiter in waiters { waiter.resume(.idle) }
+        return true
     }
 
     private static func runElsewhere(_ queued: Queued, on executor: ScopeExecutor) {
@@ -207,8 +315,8 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
     package func unignore(_ task: UInt64?) {
         guard let task else { return }
         state.withLock { state in
-            state.ignored[task]! -= 1
-            if state.ignored[task] == 0 { state.ignored[task] = nil }
+            let count = (state.ignored[task] ?? 1) - 1
+            state.ignored[task] = count > 0 ? count : nil
         }
     }
 

@@ -32,3 +32,9 @@ func _reportTestFailure(
 enum XCTestFailureRecorder {
     static func start() {}
 }
+
+/// BridgesTesting tells the scheduler which Swift Testing test a task belongs to; without a test
+/// framework there is no test to tell.
+enum TestIdentity {
+    static func install() {}
+}

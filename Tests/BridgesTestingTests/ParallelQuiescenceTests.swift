@@ -57,7 +57,9 @@ import Testing
         let log = Collected<String>()
         async let first: Void = withSerialTasks {
             let task = Task {
-                blocking.yield()
+                // From a queue: tracked code that resumes a task made before its scope (this
+                // test's own, waiting below) is reported.
+                DispatchQueue.global().async { blocking.yield() }
                 blockThread(until: release)  // blocks this scope's executor until the other scope is done
                 log.append("first")
             }

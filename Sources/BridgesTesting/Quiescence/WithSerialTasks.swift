@@ -26,11 +26,18 @@ import Dispatch
 /// and a tracked task resumed later from any thread (a legacy API's queue resuming its
 /// continuation). A task is known by the runtime's task id, never reused. Their jobs run one
 /// at a time, in the order they became runnable, on the scope's own serial executor; the
-/// test's own task takes turns with them. ``TestClock`` settles the same way before and after
-/// waking each sleeper.
+/// test's own task takes turns with them, a `@MainActor` test body included: its main-actor
+/// jobs and the scope's jobs interleave only where the body suspends (`await`), so two
+/// synchronous calls of the body never have a tracked task (a ``Recorder``'s) run between
+/// them. ``TestClock`` settles the same way before and after waking each sleeper.
 ///
-/// Start the code under test inside the scope: a task created before it runs beside the test
-/// until tracked code resumes it.
+/// Start the code under test inside the scope: a task created before it (by a view model whose
+/// `init` subscribes, made on the line before, or a suite-level `let`) runs beside the test,
+/// untracked. The scope reports it, once, at this call's line or the next `runUntilIdle()`'s,
+/// when it sees it: when the scope's code resumes such a task, and, under Swift Testing, when
+/// a task of this test made before the scope resumes the scope's tasks, or leaves the main actor
+/// and starts work of its own there. (A main-actor task made before the scope that stays on the
+/// main actor is not seen: `runUntilIdle()` drains it by its rounds through the main actor.)
 ///
 /// - Important: What runs in parallel, and the exact guarantee:
 ///   - **Parallel tests**: each scope has its own executor. Tests in parallel (Swift Testing's
@@ -39,8 +46,17 @@ import Dispatch
 ///     queued or running, and the main actor has run everything queued on it until two rounds
 ///     through the main queue in a row saw no tracked job run. Each tracked task has finished
 ///     or is suspended waiting for something no tracked task will do next.
-///   - **The main actor**: jobs on the main actor run on the main actor as always (the scope
-///     does not serialise them with its own). The runtime offers no hook on main-actor enqueues
+///   - **A `@MainActor` test body** (the scope opened on the main actor): the scope's jobs run
+///     on the main queue, which is the main actor's executor, each in its turn with the main
+///     actor's jobs. So the body, a `@MainActor` view model's `Task {}` and the tracked tasks
+///     never run at the same time, and they interleave only at suspension points. Parallel
+///     tests keep their own scopes (their jobs share the main thread, as their main-actor
+///     bodies already do). Blocking the main thread until a tracked task does something (a
+///     semaphore in the body) cannot work then: after the bound the scope reports it and stops
+///     serialising, so the test ends.
+///   - **The main actor, from a nonisolated body**: jobs on the main actor run on the main
+///     actor as always, beside the scope's own (which run on the scope's queue). Whatever the
+///     body's isolation, the runtime offers no hook on main-actor enqueues
 ///     (Swift 6.3 does not call `swift_task_enqueueMainExecutor_hook`), so `runUntilIdle`
 ///     drains the main actor by rounds (a lowest-priority main-actor job as a marker) and counts
 ///     the jobs that leave the main actor (enqueued from the main queue with no current task)
@@ -56,7 +72,7 @@ import Dispatch
 ///     before the scope, actors with custom executors, task executor preferences, and real-time
 ///     `Task.sleep` (not runnable, so it does not delay idleness). `runUntilIdle()` does not
 ///     wait for them. A task created before the scope is not pulled in when tracked code
-///     resumes it: start the code under test inside the scope.
+///     resumes it (it is reported, see above): start the code under test inside the scope.
 ///   - **Never a hang**: `runUntilIdle` waits at most a bound of real time (30 s by default,
 ///     `withSerialTasks(timeout:)`, ``runUntilIdle(timeout:fileID:line:)``), then records a
 ///     failure saying what it was waiting for. A tracked task that blocks its thread waiting for
@@ -101,11 +117,17 @@ private func withSerialTasks<R>(
 ) async rethrows -> R {
     XCTestFailureRecorder.start()
     if JobRouter.currentScope != nil { return try await operation() }  // nested: the outer scope tracks it
-    let (scope, openFailure) = await JobRouter.shared.openScope(bound: bound)
+    TestIdentity.install()
+    // A main-actor body: the scope's jobs run on the main queue, in turn with the body's own.
+    let onMainActor = isolation.map { $0 === MainActor.shared } ?? false
+    let (scope, openFailure) = JobRouter.shared.openScope(bound: bound, onMainQueue: onMainActor)
     if let openFailure { _reportTestFailure(openFailure, fileID: fileID, line: line) }
     defer {
         if let failure = JobRouter.shared.close(scope) { _reportTestFailure(failure, fileID: fileID, line: line) }
+        // What the scope noticed after the body returned (below), until it closed.
+        for failure in scope.takeFailures() { _reportTestFailure(failure, fileID: fileID, line: line) }
     }
+    await JobRouter.shared.setWatermark(of: scope)
     return try await JobRouter.$scope.withValue(
         scope.id,
         operation: {

@@ -66,7 +66,7 @@ enum ActorTeardowns {
 /// wrong under `swift test` on Linux, whose main actor is not on the main thread; main-actor code
 /// on Apple's main thread outside a main-queue job, a run loop source, answers false: Bridges
 /// then takes the careful path.)
-enum MainQueue {
+package enum MainQueue {
     static let key: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()
         DispatchQueue.main.setSpecific(key: key, value: true)
@@ -74,4 +74,8 @@ enum MainQueue {
     }()
 
     static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    /// Makes code on `queue` count as on the main queue: BridgesTesting's scope of a
+    /// `@MainActor` test runs its jobs on a queue of its own, each inside a main-queue job.
+    package static func mark(_ queue: DispatchQueue) { queue.setSpecific(key: key, value: true) }
 }
