@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: availability
         ),
         .testTarget(
-            name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesTesting", "TestSupport"],
+            name: "BridgesTestingTests", dependencies: ["Bridges", "BridgesQuiescence", "BridgesTesting", "TestSupport"],
             swiftSettings: availability),
 
         // Examples: small realistic programs, each run by CI and tested in ExamplesTests.

@@ -30,7 +30,7 @@
 //
 // A task made before the scope is also reported when it left the main actor, belongs to no
 // scope, and enqueues work as the current task: then its task-locals can be read, and if its
-// test (Swift Testing's `Test.current`, through `currentTest`) is the one that opened S, that
+// test (Swift Testing's `Test.current`, through `identifyTests`) is the one that opened S, that
 // test made it before S (a view model whose `init` subscribes, created on the line before).
 // A task is created by enqueueing its first job from the creating thread, so every task
 // created by a tracked task (`Task {}`, `Task.detached {}`, children) joins the scope at
@@ -69,17 +69,22 @@ package final class JobRouter: Sendable {
 
     package static let shared = JobRouter()
 
+    /// One per process (`shared`) installs the hook; tests make their own to check its parts.
+    package init() {}
+
     /// The scope the current task runs in (inherited by `Task {}` and child tasks).
     @TaskLocal package static var scope: UInt64?
 
-    /// Which test the current task belongs to (BridgesTesting reads Swift Testing's
-    /// `Test.current`): a scope records its test's, so that a task made by that test before the
-    /// scope opened is recognised when it runs as the current task (see `route`).
-    private static let currentTest = LockedState<(@Sendable () -> String?)?>(nil)
+    /// Installs how to read the test the current task belongs to (BridgesTesting reads Swift
+    /// Testing's `Test.current`): a scope records its test's, so that a task made by that test
+    /// before the scope opened is recognised when it runs as the current task (see `route`).
+    package func identifyTests(by identify: @escaping @Sendable () -> String?) {
+        state.withLock { $0.identifyTest = identify }
+    }
 
-    /// Installs how to read the test the current task belongs to (see `currentTest`).
-    package static func identifyTests(by identify: @escaping @Sendable () -> String?) {
-        currentTest.withLock { $0 = identify }
+    /// The test the current task belongs to, if a reader is installed (see `identifyTests`).
+    package func testOfCurrentTask() -> String? {
+        state.withLock { $0.identifyTest }?()
     }
 
     /// What this router installs in `swift_task_enqueueGlobal_hook` while a scope is open.
@@ -106,6 +111,12 @@ package final class JobRouter: Sendable {
         /// The runtime's own enqueue, as the hook is handed it: where `reroute` sends a job that
         /// belongs to no scope.
         var original: Original?
+        /// Reads the test the current task belongs to (see `identifyTests`). A field of this
+        /// struct, never a `LockedState` of its own: a function that is a generic container's
+        /// whole value is wrapped in two more reabstraction thunks by every `withLock { $0 }` in
+        /// a debug build, so each read got slower than the last, until a read in the enqueue
+        /// hook never returned and the main actor stopped.
+        var identifyTest: (@Sendable () -> String?)?
     }
 
     private let state = LockedState(State())
@@ -142,7 +153,7 @@ package final class JobRouter: Sendable {
         _ = Self.mainQueueMarked
         _ = Self.teardownsRouted
         let task = currentTaskID()
-        let test = Self.currentTest.withLock { $0 }?()
+        let test = testOfCurrentTask()
         guard let variable = RuntimeEntryPoints.enqueueGlobalHook, RuntimeEntryPoints.getJobTaskID != nil else {
             let scope = state.withLock { state in
                 state.nextScope += 1
@@ -322,7 +333,7 @@ package final class JobRouter: Sendable {
         let task = what.task
         // Once per task: reading the test may cost a description of a parameterized case.
         guard state.withLock({ $0.checkedTasks.insert(task).inserted }),
-            let test = Self.currentTest.withLock({ $0 })?()
+            let test = testOfCurrentTask()
         else { return }
         let scopes = state.withLock { state in
             state.scopes.values.filter { $0.test == test && task <= state.watermarks[$0.id] ?? 0 }

@@ -13,7 +13,16 @@
 
 /// Where a helper's failure goes besides the printed line: the tests of the examples set it (to
 /// `Issue.record`), since this module cannot import a test framework.
-package let exampleTestingFailureHook = LockedState<(@Sendable (String, String, UInt) -> Void)?>(nil)
+package let exampleTestingFailureHook = LockedState<ExampleTestingFailureHook?>(nil)
+
+/// A struct, not the bare function: a function that is a `LockedState`'s whole value is wrapped
+/// in two more reabstraction thunks by every `withLock { $0 }` of a debug build.
+package struct ExampleTestingFailureHook: Sendable {
+    package let record: @Sendable (_ message: String, _ fileID: String, _ line: UInt) -> Void
+    package init(_ record: @escaping @Sendable (_ message: String, _ fileID: String, _ line: UInt) -> Void) {
+        self.record = record
+    }
+}
 
 /// Prints a helper's failure (a fake not cancelled in time, a recorder's unmet expectation) as
 /// a compiler-style line, and hands it to `exampleTestingFailureHook` when one is set.
@@ -25,7 +34,7 @@ func _reportTestFailure(
     column: UInt = 1
 ) {
     print("\(filePath ?? fileID):\(line):\(column): error: \(message)")
-    exampleTestingFailureHook.withLock { $0 }?(message, fileID, line)
+    exampleTestingFailureHook.withLock { $0 }?.record(message, fileID, line)
 }
 
 /// BridgesTesting's observer of XCTest's test cases; with no XCTest there is nothing to observe.

@@ -1,4 +1,5 @@
 import Bridges
+import BridgesQuiescence
 import BridgesTesting
 import TestSupport
 import Testing
@@ -134,5 +135,27 @@ import Testing
             }
         }
         await leaks.expectAllReleased()
+    }
+
+    /// The enqueue hook reads which test a task belongs to, once per task outside every scope, for
+    /// the whole run: the thousandth read must run the reader as directly as the first. (Kept as a
+    /// generic container's whole value, the reader was wrapped in two more thunks by every read
+    /// of a debug build, until a read in the hook never returned and the main actor stopped.)
+    @Test func testReader_readAThousandTimes_runsAsDirectlyAsTheFirstTime() {
+        let router = JobRouter()
+        router.identifyTests {
+            var local = 0
+            return withUnsafeMutablePointer(to: &local) { String(UInt(bitPattern: $0)) }
+        }
+        let first = Self.stackAddressOfTheReader(router)
+        for _ in 0..<1_000 { _ = router.testOfCurrentTask() }
+        let later = Self.stackAddressOfTheReader(router)
+        // The same call from the same frame: the same stack address, give or take a frame.
+        let deeper = first.distance(to: later).magnitude
+        #expect(deeper < 1_024, "the reader runs \(deeper) bytes deeper")
+    }
+
+    private static func stackAddressOfTheReader(_ router: JobRouter) -> Int {
+        router.testOfCurrentTask().flatMap { Int($0) } ?? 0
     }
 }

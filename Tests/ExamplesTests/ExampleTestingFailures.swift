@@ -6,7 +6,7 @@ import Testing
 /// framework) record their failures as issues of the running test, as BridgesTesting's do.
 func recordExampleTestingFailuresAsIssues() {
     exampleTestingFailureHook.withLock {
-        $0 = { message, fileID, line in
+        $0 = ExampleTestingFailureHook { message, fileID, line in
             Issue.record(
                 Comment(rawValue: message),
                 sourceLocation: SourceLocation(fileID: fileID, filePath: fileID, line: Int(line), column: 1))

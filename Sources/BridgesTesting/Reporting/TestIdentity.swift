@@ -9,7 +9,7 @@ enum TestIdentity {
 
     /// The test's id, and for a parameterized test the case too (its arguments: the cases of
     /// one test run in parallel).
-    private static let installed: Void = JobRouter.identifyTests {
+    private static let installed: Void = JobRouter.shared.identifyTests {
         guard let test = Test.current else { return nil }
         guard let testCase = Test.Case.current, testCase.isParameterized else { return String(describing: test.id) }
         return "\(test.id) \(testCase)"
