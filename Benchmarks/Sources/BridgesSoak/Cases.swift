@@ -514,7 +514,8 @@ func foundationCases() -> [SoakCase] {
 // MARK: - Combine
 
 /// Subscribes, requests (optionally a bad `.none` first), and counts until completion.
-final class CountingSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {  // state behind a Mutex; the identifier is immutable
+// @unchecked: state behind a Mutex; the identifier is immutable.
+final class CountingSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendable {
     let combineIdentifier = CombineIdentifier()
     private let state: Mutex<(count: Int, continuation: CheckedContinuation<Int, Never>?)>
     private let badDemandFirst: Bool

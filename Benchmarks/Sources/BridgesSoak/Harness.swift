@@ -179,7 +179,8 @@ func run(_ soak: SoakCase) async -> SoakResult {
         if elements != soak.ops * soak.elementsPerOp {
             failures.append("elements \(elements), expected \(soak.ops * soak.elementsPerOp)")
         }
-        let expected = Dictionary(uniqueKeysWithValues: soak.reportsPerOp.map { ($0.key.description, $0.value * soak.ops) })
+        let expected = Dictionary(
+            uniqueKeysWithValues: soak.reportsPerOp.map { ($0.key.description, $0.value * soak.ops) })
         if counts != expected { failures.append("reports \(counts), expected \(expected)") }
         if occurrences != soak.occurrencesPerOp * soak.ops {
             failures.append("occurrences \(occurrences), expected \(soak.occurrencesPerOp * soak.ops)")
@@ -195,7 +196,9 @@ func run(_ soak: SoakCase) async -> SoakResult {
         )
     } catch {
         failures.append("threw \(error)")
-        return SoakResult(name: soak.name, ops: soak.ops, elements: 0, reports: 0, heapDelta: 0, seconds: seconds(since: started), failures: failures)
+        return SoakResult(
+            name: soak.name, ops: soak.ops, elements: 0, reports: 0, heapDelta: 0, seconds: seconds(since: started),
+            failures: failures)
     }
 }
 

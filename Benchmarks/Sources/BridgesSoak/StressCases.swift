@@ -26,7 +26,8 @@ final class PausableSource: Tracked, @unchecked Sendable {  // `next`, `paused`,
     init(count: Int, sink: CallbackStream<Int, Never>.Sink, queue index: Int) {
         self.count = count
         self.sink = sink
-        queue = Self.queues[(index % Self.queues.count + Self.queues.count) % Self.queues.count]  // warm-up ops count below 0
+        // Warm-up ops count below 0.
+        queue = Self.queues[(index % Self.queues.count + Self.queues.count) % Self.queues.count]
     }
 
     func pause() { queue.async { self.paused = true } }
@@ -74,7 +75,9 @@ func stressCases() -> [SoakCase] {
         // `.suspending(1)` and a consumer faster than the producer: `onDemand` lands in the gap
         // between `yield` and the pause as often as possible. A lost wake-up hangs an op (the
         // step's bound names the case); every element arrives, in order.
-        SoakCase("CallbackStream .suspending(1), paused/resumed through DemandGate", ops: 20_000, elements: 16, lanes: 1) { i, last in
+        SoakCase(
+            "CallbackStream .suspending(1), paused/resumed through DemandGate", ops: 20_000, elements: 16, lanes: 1
+        ) { i, last in
             let stream = CallbackStream<Int, Never>(buffering: .suspending(1)) { sink in
                 let source = PausableSource(count: 16, sink: sink, queue: i)
                 last.set(source)
@@ -131,4 +134,3 @@ func stressCases() -> [SoakCase] {
         },
     ]
 }
-

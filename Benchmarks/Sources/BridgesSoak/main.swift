@@ -18,6 +18,7 @@
 import Bridges
 import CMallocInfo
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,10 +30,13 @@ func selected(_ soak: SoakCase) -> Bool {
     filters.isEmpty || filters.contains { soak.name.hasPrefix($0) }
 }
 
-let all = diagnosticsCases() + singleShotCases() + callbackStreamCases() + broadcastCases()
+let all =
+    diagnosticsCases() + singleShotCases() + callbackStreamCases() + broadcastCases()
     + foundationCases() + combineCases() + lifetimeCases() + stressCases()
 
-print(pad("kind", 52), lpad("ops", 8), lpad("elements", 10), lpad("reports", 8), lpad("heap Δ", 10), lpad("B/op", 8), lpad("s", 6), " result")
+print(
+    pad("kind", 52), lpad("ops", 8), lpad("elements", 10), lpad("reports", 8), lpad("heap Δ", 10), lpad("B/op", 8),
+    lpad("s", 6), " result")
 func printRow(_ r: SoakResult) {
     print(
         pad(r.name, 52), lpad("\(r.ops)", 8), lpad("\(r.elements)", 10), lpad("\(r.reports)", 8),
@@ -79,5 +83,7 @@ if selected(printing) {
 Diagnostics.defaultHandler = previousHandler
 
 let failed = results.filter { !$0.failures.isEmpty }
-print("\nsoak: \(results.count) kinds, \(results.reduce(0) { $0 + $1.ops }) ops in \(format2(seconds(since: started))) s; \(failed.count) failed")
+print(
+    "\nsoak: \(results.count) kinds, \(results.reduce(0) { $0 + $1.ops }) ops in \(format2(seconds(since: started))) s; \(failed.count) failed"
+)
 exit(failed.isEmpty ? 0 : 1)
