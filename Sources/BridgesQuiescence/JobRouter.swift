@@ -114,8 +114,8 @@ package final class JobRouter: Sendable {
         /// Reads the test the current task belongs to (see `identifyTests`). A field of this
         /// struct, never a `LockedState` of its own: a function that is a generic container's
         /// whole value is wrapped in two more reabstraction thunks by every `withLock { $0 }` in
-        /// a debug build, so each read got slower than the last, until a read in the enqueue
-        /// hook never returned and the main actor stopped.
+        /// a debug build, so each read would be slower than the last, and the enqueue hook
+        /// reads it for the whole run.
         var identifyTest: (@Sendable () -> String?)?
     }
 

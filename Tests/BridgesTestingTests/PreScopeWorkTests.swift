@@ -138,9 +138,9 @@ import Testing
     }
 
     /// The enqueue hook reads which test a task belongs to, once per task outside every scope, for
-    /// the whole run: the thousandth read must run the reader as directly as the first. (Kept as a
-    /// generic container's whole value, the reader was wrapped in two more thunks by every read
-    /// of a debug build, until a read in the hook never returned and the main actor stopped.)
+    /// the whole run: the thousandth read runs the reader as directly as the first (a function
+    /// kept as a generic container's whole value gains two reabstraction thunks per read in a
+    /// debug build, and a hook that never returns stops whatever queue it runs on).
     @Test func testReader_readAThousandTimes_runsAsDirectlyAsTheFirstTime() {
         let router = JobRouter()
         router.identifyTests {
