@@ -11,10 +11,9 @@
 // the body's main-actor jobs and the scope's jobs interleave only where the body suspends (the
 // main actor's executor is the main dispatch queue, serial, on Linux and Apple platforms). A
 // turn runs every job the scope has by then, so a tracked task goes on to its next wait before
-// the body's next job. Not by giving the scope's queue the main queue as its target: on Linux
-// that could stop the main queue for good. The scope still has its own queue, which code on it
-// sees as the main queue too (`MainQueue`), and its own count: parallel tests stay independent,
-// and only share the main thread, as their main-actor bodies already do.
+// the body's next job. The scope still has its own queue, which code on it sees as the main
+// queue too (`MainQueue`), and its own count: parallel tests stay independent, and only share
+// the main thread, as their main-actor bodies already do.
 //
 // Never a hang: every wait here has a bound of real time (a safety net, never a way to wait
 // for work). When it passes, the waiter is told why the scope did not settle. And a watchdog
