@@ -60,6 +60,8 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
         var hookReported = false
         /// Whether this scope already reported work of a task made before it (see `noteUntracked`).
         var untrackedReported = false
+        /// For a scope on the main queue: whether a turn is posted and has not ended (see `postTurn`).
+        var turnPosted = false
 
         var queuedCount: Int { jobs.count - head }
         /// The job queued longest, not started yet.
@@ -72,6 +74,10 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
                 head += 1
                 if head == jobs.count {
                     jobs.removeAll(keepingCapacity: true)
+                    head = 0
+                } else if head >= 1_024, head * 2 >= jobs.count {
+                    // Never empty (tasks that keep each other runnable): drop what ran.
+                    jobs.removeFirst(head)
                     head = 0
                 }
             }
@@ -238,30 +244,41 @@ package final class ScopeExecutor: SerialExecutor, Sendable {
 
     package func enqueue(_ job: UnownedJob, taskID: UInt64, original: JobRouter.Original?) {
         let queued = Queued(job: job, taskID: taskID, original: original, since: .now())
-        let released = state.withLock { state -> Bool in
-            if state.released { return true }
+        enum Next { case elsewhere, onQueue, postTurn, inPostedTurn }
+        let next = state.withLock { state -> Next in
+            if state.released { return .elsewhere }
             state.jobs.append(queued)
             if state.ignored[taskID] == nil { state.routed += 1 }
-            return false
+            guard onMainQueue else { return .onQueue }
+            if state.turnPosted { return .inPostedTurn }
+            state.turnPosted = true
+            return .postTurn
         }
-        if released { Self.runElsewhere(queued, on: self) } else { schedule() }
+        switch next {
+        case .elsewhere: Self.runElsewhere(queued, on: self)
+        case .onQueue: queue.async { self.runNext() }
+        case .postTurn: postTurn()
+        case .inPostedTurn: break
+        }
     }
 
-    /// Asks the queue to run the next job: on the scope's own queue, or, for a scope on the main
-    /// queue (see the top of the file), in the main queue's turn, where it runs every job the
-    /// scope has queued by then and while it runs (as a queue drains its items in one turn), so
-    /// that a tracked task runs to its next wait before the body's next main-actor job. A turn
-    /// ends after `mainTurnLimit` jobs: a scope that keeps itself busy cannot starve the main actor.
-    private func schedule() {
-        if onMainQueue {
-            DispatchQueue.main.async {
-                self.queue.sync {
-                    var ran = 0
-                    while ran < Self.mainTurnLimit, self.runNext() { ran += 1 }
-                }
+    /// For a scope on the main queue (see the top of the file): one main-queue job, a turn, runs
+    /// every job the scope has queued by then and while it runs (as a queue drains its items in
+    /// one turn), so that a tracked task runs to its next wait before the body's next main-actor
+    /// job. One turn is posted at a time, and a turn ends after `mainTurnLimit` jobs, posting the
+    /// next behind the main-actor jobs queued meanwhile: a scope that keeps itself busy (a task
+    /// polling with `Task.yield()`) takes turns with the main actor, and neither starves the other.
+    private func postTurn() {
+        DispatchQueue.main.async {
+            self.queue.sync {
+                var ran = 0
+                while ran < Self.mainTurnLimit, self.runNext() { ran += 1 }
             }
-        } else {
-            queue.async { self.runNext() }
+            let again = self.state.withLock { state -> Bool in
+                state.turnPosted = !state.released && state.queuedCount > 0
+                return state.turnPosted
+            }
+            if again { self.postTurn() }
         }
     }
 

@@ -83,4 +83,31 @@ import Testing
         }
         #expect(reported.values.contains { $0.contains("waited") && $0.contains("no longer serialises") })
     }
+
+    /// A tracked task that keeps itself runnable (polling with `Task.yield()`) takes turns with
+    /// the body: each main-actor job waits behind one turn of the scope at most (256 jobs), so
+    /// four trips through the main actor see a few turns of polls, never the whole poll. (A
+    /// scope that posted a turn per job would put hundreds of turns ahead of each later
+    /// main-actor job, and the poller would finish before the body's second trip.)
+    @Test func pollingTask_takesTurnsWithTheBody_neitherStarvesTheOther() async {
+        let limit = 100_000
+        await withSerialTasks {
+            let polls = Counter()
+            let poller = Task.detached {  // nonisolated, so its polls are the scope's jobs
+                while !Task.isCancelled, polls.value < limit {
+                    polls.increment()
+                    await Task.yield()
+                }
+            }
+            var seen: [Int] = []
+            for _ in 0..<4 {
+                await Task { @MainActor in }.value  // a trip through the main actor: two of its jobs
+                seen.append(polls.value)
+            }
+            poller.cancel()
+            await poller.value
+            #expect(seen.count == 4)
+            #expect(seen.last ?? limit <= 4 * 2 * 256 + 256, "polls seen by each trip: \(seen)")
+        }
+    }
 }
