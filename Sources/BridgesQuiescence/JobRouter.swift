@@ -105,9 +105,10 @@ package final class JobRouter: Sendable {
         /// Tasks that left the main actor while a scope was open and are attributed to no scope
         /// (see `route`). Emptied when the last scope closes.
         var hopTasks: Set<UInt64> = []
-        /// Tasks outside every scope whose test was read (see `noteTaskOfTheTest`). Emptied
-        /// with `hopTasks`.
-        var checkedTasks: Set<UInt64> = []
+        /// Tasks outside every scope whose test was read, and that test (see
+        /// `noteTaskOfTheTest`). Emptied with `hopTasks`, and when it holds `testsKept` tasks:
+        /// forgetting costs only a second read.
+        var testsOfTasks: [UInt64: String?] = [:]
         /// The runtime's own enqueue, as the hook is handed it: where `reroute` sends a job that
         /// belongs to no scope.
         var original: Original?
@@ -208,7 +209,7 @@ package final class JobRouter: Sendable {
             if state.scopes.isEmpty {
                 variable.pointee = state.saved
                 state.hopTasks = []
-                state.checkedTasks = []
+                state.testsOfTasks = [:]
             }
             return replaced
         }
@@ -325,16 +326,30 @@ package final class JobRouter: Sendable {
     /// Jobs of tasks leaving the main actor while scopes are open (see `route`).
     package let mainHops = MainHops()
 
+    /// How many tasks' tests `noteTaskOfTheTest` keeps, so that a run whose scopes always
+    /// overlap does not keep one for every task it ever made.
+    private static let testsKept = 4_096
+
     /// A task outside every scope enqueues work as the current task (see `route`): if it
     /// belongs to the test of an open scope that opened after it was made, that test made it
     /// before its scope (a view model whose `init` subscribes, a suite-level `let`), and it runs
     /// beside the scope. Runs in that task, so the test it belongs to can be read.
     private func noteTaskOfTheTest(_ what: ScopeExecutor.Untracked) {
         let task = what.task
-        // Once per task: reading the test may cost a description of a parameterized case.
-        guard state.withLock({ $0.checkedTasks.insert(task).inserted }),
-            let test = testOfCurrentTask()
-        else { return }
+        // The test is read once per task (it may cost a description of a parameterized case);
+        // its scopes are looked up every time: the test may open its scope after the first read.
+        let known = state.withLock { $0.testsOfTasks[task] }
+        let test: String?
+        if let known {
+            test = known
+        } else {
+            test = testOfCurrentTask()
+            state.withLock { state in
+                if state.testsOfTasks.count >= Self.testsKept { state.testsOfTasks.removeAll(keepingCapacity: true) }
+                state.testsOfTasks[task] = test
+            }
+        }
+        guard let test else { return }
         let scopes = state.withLock { state in
             state.scopes.values.filter { $0.test == test && task <= state.watermarks[$0.id] ?? 0 }
         }
