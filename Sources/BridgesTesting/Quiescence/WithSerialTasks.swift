@@ -48,12 +48,17 @@ import Dispatch
 ///     or is suspended waiting for something no tracked task will do next.
 ///   - **A `@MainActor` test body** (the scope opened on the main actor): the scope's jobs run
 ///     on the main queue, which is the main actor's executor, each in its turn with the main
-///     actor's jobs. So the body, a `@MainActor` view model's `Task {}` and the tracked tasks
-///     never run at the same time, and they interleave only at suspension points. Parallel
-///     tests keep their own scopes (their jobs share the main thread, as their main-actor
-///     bodies already do). Blocking the main thread until a tracked task does something (a
-///     semaphore in the body) cannot work then: after the bound the scope reports it and stops
-///     serialising, so the test ends.
+///     actor's jobs. So main-actor code (the body's, a `@MainActor` view model's `Task {}`)
+///     and the tracked tasks' jobs never run at the same time, and they interleave only at
+///     suspension points. A step that a task made on the main actor runs off it (a nonisolated
+///     `async` function it awaits) runs beside them, on the global executor, and
+///     `runUntilIdle` waits for it. Parallel tests keep their own scopes (their jobs share the
+///     main thread, as their main-actor bodies already do). Two things cannot work in such a
+///     scope, because a tracked task's code runs on the main queue: blocking the main thread
+///     until a tracked task does something (a semaphore in the body: after the bound the scope
+///     reports it and stops serialising, so the test ends), and a tracked task that waits for
+///     the main queue synchronously (`DispatchQueue.main.sync` traps, as it does on the main
+///     actor). Test code under test that does either from a nonisolated body.
 ///   - **The main actor, from a nonisolated body**: jobs on the main actor run on the main
 ///     actor as always, beside the scope's own (which run on the scope's queue). Whatever the
 ///     body's isolation, the runtime offers no hook on main-actor enqueues
