@@ -1,6 +1,7 @@
 import Bridges
 import BridgesQuiescence
 import BridgesTesting
+import Dispatch
 import TestSupport
 import Testing
 
@@ -54,6 +55,10 @@ import Testing
             await withKnownIssue {
                 await withSerialTasks {
                     await source.waitForSubscribers(1)
+                    // Time for the consumer to reach `next()`: the scope then sees its code resume
+                    // that task. (A consumer still on its way takes the element without being
+                    // resumed, which the scope cannot see: it reports what it saw.)
+                    await runUntilIdle()
                     _ = source.yield(1)
                     await runUntilIdle()
                 }
@@ -77,6 +82,7 @@ import Testing
             await withKnownIssue {
                 await withSerialTasks {
                     await source.waitForSubscribers(1)
+                    await runUntilIdle()  // as above
                     _ = source.yield(1)
                     await runUntilIdle()
                 }
@@ -135,6 +141,47 @@ import Testing
             }
         }
         await leaks.expectAllReleased()
+    }
+
+    /// A task of this test, made before its scope, that left the main actor and started work while
+    /// only another test's scope was open (before its own scope existed), is still reported when
+    /// it starts work inside its own scope: resumed from a Dispatch thread, not by the scope's code.
+    @MainActor @Test func taskSeenBeforeItsScopeOpened_isReportedWhenItWorksInsideIt() async {
+        let otherOpen = Gate()
+        let releaseOther = Gate()
+        let other = Task.detached {  // another test's scope, open throughout
+            await withSerialTasks {
+                otherOpen.open()
+                await releaseOther.wait()
+            }
+        }
+        await otherOpen.wait()
+        let started = Counter()
+        let kick = Gate()
+        let task = Task { @MainActor in await Self.workOffTheMainActor(started: started, kick: kick) }
+        await started.wait(untilAtLeast: 1)  // it left the main actor and started work: seen, no scope of its test open
+        let reports = Counter()
+        await withKnownIssue {
+            await withSerialTasks {
+                DispatchQueue.global().async { kick.open() }
+                await started.wait(untilAtLeast: 2)
+                await task.value
+                await runUntilIdle()
+            }
+        } matching: { issue in
+            guard Self.isPreScopeReport(issue) else { return false }
+            reports.increment()
+            return true
+        }
+        #expect(reports.value == 1)
+        releaseOther.open()
+        await other.value
+    }
+
+    nonisolated static func workOffTheMainActor(started: Counter, kick: Gate) async {
+        await Task { _ = started.increment() }.value
+        await kick.wait()
+        await Task { _ = started.increment() }.value
     }
 
     /// The enqueue hook reads which test a task belongs to, once per task outside every scope, for
