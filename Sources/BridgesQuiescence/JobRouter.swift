@@ -273,8 +273,12 @@ package final class JobRouter: Sendable {
                 enqueuerScope.flatMap { state.scopes[$0] == nil ? nil : $0 }
                 ?? enqueuer.flatMap { state.tasks[$0] }
             let watermark = id.flatMap { state.watermarks[$0] } ?? .max
-            // (While the scope opens, the task it creates for its watermark is such a task.)
-            if let id, let scope = state.scopes[id], jobTask != 0, jobTask <= watermark, watermark != .max {
+            // (While the scope opens, the task it creates for its watermark is such a task. Queued
+            // teardowns that a builder of the scope runs may be another test's: what they resume
+            // is not this test's work.)
+            if let id, let scope = state.scopes[id], jobTask != 0, jobTask <= watermark, watermark != .max,
+                !QueuedTeardowns.running
+            {
                 resumedBefore = scope
             }
             if enqueuerOutside, let enqueuer, state.hopTasks.contains(enqueuer) {

@@ -46,7 +46,9 @@ enum ActorTeardowns {
     static func runAll(on actor: any Actor) {
         let key = ObjectIdentifier(actor)
         guard let entries = pending.withLock({ $0.byActor.removeValue(forKey: key) }) else { return }
-        for entry in entries { entry.run() }
+        QueuedTeardowns.$running.withValue(true) {
+            for entry in entries { entry.run() }
+        }
     }
 
     private static func take(_ id: UInt64, _ key: ObjectIdentifier) -> (@Sendable () -> Void)? {
@@ -59,6 +61,14 @@ enum ActorTeardowns {
             return entry.run
         }
     }
+}
+
+/// Whether the current code runs teardowns that streams enqueued on its actor, before a builder
+/// there (`ActorTeardowns.runAll`): they may be any stream's, another test's included, so
+/// BridgesTesting's scheduler does not take what they resume for the work of the test whose
+/// builder runs them.
+package enum QueuedTeardowns {
+    @TaskLocal package static var running = false
 }
 
 /// Whether code runs on the main queue, where the main actor's jobs run: the one actor whose
