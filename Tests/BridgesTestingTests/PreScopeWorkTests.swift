@@ -55,11 +55,14 @@ import Testing
             await withKnownIssue {
                 await withSerialTasks {
                     await source.waitForSubscribers(1)
-                    // Time for the consumer to reach `next()`: the scope then sees its code resume
-                    // that task. (A consumer still on its way takes the element without being
-                    // resumed, which the scope cannot see: it reports what it saw.)
+                    // The scope sees its code resume the consumer waiting in `next()`. A consumer
+                    // still on its way there takes the element without being resumed, which the
+                    // scope cannot see (it reports what it saw): a second element, after the
+                    // first was taken, finds it waiting.
                     await runUntilIdle()
                     _ = source.yield(1)
+                    await runUntilIdle()
+                    _ = source.yield(2)
                     await runUntilIdle()
                 }
             } matching: { issue in
@@ -84,6 +87,8 @@ import Testing
                     await source.waitForSubscribers(1)
                     await runUntilIdle()  // as above
                     _ = source.yield(1)
+                    await runUntilIdle()
+                    _ = source.yield(2)
                     await runUntilIdle()
                 }
             } matching: { issue in
