@@ -183,6 +183,52 @@ import Testing
         await other.value
     }
 
+    /// A builder of the scope first runs the teardowns queued on its actor, any stream's (another
+    /// test's too): what they resume, here a task made before the scope, is not this test's
+    /// pre-scope work, and the scope reports nothing.
+    @MainActor @Test func queuedTeardownRunByTheScopesBuilder_resumingATaskMadeBefore_isNotReported() async {
+        let leaks = LeakTracker()
+        let released = Gate()
+        let waiter = Task.detached { await released.wait() }  // made before the scope
+        let consumer = await Self.consumeAStream(tornDownBy: released, leaks: leaks)
+        await withSerialTasks {
+            await Task { @MainActor in
+                consumer.cancel()  // its teardown is queued on the main actor, and this builder runs it first
+                for await _ in CallbackStream<Int, Never>({ sink in
+                    sink.finish()
+                    return Cancellation()
+                }) {}
+            }.value
+            await waiter.value
+            await runUntilIdle()
+        }
+        await consumer.value
+        await leaks.expectAllReleased()
+    }
+
+    /// A stream whose teardown, written on the main actor, opens `gate`, and a consumer off the
+    /// main actor; returns once the consumer is inside `next()` (a rendezvous stream asks for an
+    /// element there), so cancelling it ends the stream in its cancellation handler, which
+    /// queues the teardown on the main actor.
+    @MainActor static func consumeAStream(tornDownBy gate: Gate, leaks: LeakTracker) async -> Task<Void, Never> {
+        final class Producer: Sendable {}
+        let producer = Producer()
+        leaks.track(producer)
+        let waiting = Gate()
+        let stream = CallbackStream<Int, Never>(buffering: .rendezvous) { sink in
+            sink.onDemand { _ in waiting.open() }
+            return Cancellation { [producer] in  // keeps the sink: a dropped sink ends the stream
+                _ = (producer, sink)
+                gate.open()
+            }
+        }
+        let consumer = Task.detached {
+            for await _ in stream {}
+        }
+        await waiting.wait()
+        return consumer
+    }
+
     nonisolated static func workOffTheMainActor(started: Counter, kick: Gate) async {
         await Task { _ = started.increment() }.value
         await kick.wait()
