@@ -41,8 +41,23 @@ import Testing
         }
     }
 
-    static func isPreScopeReport(_ issue: Issue) -> Bool {
-        issue.comments.contains { $0.rawValue.contains("was created before the scope opened") }
+    /// Runs `body` in a scope on the caller's isolation (a `@MainActor` test's is a main-actor
+    /// scope) and returns how many times the scope reported work made before it.
+    static func preScopeReports(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async -> Void
+    ) async -> Int {
+        let reports = Counter()
+        await withKnownIssue(isolation: isolation) {
+            await withSerialTasks(isolation: isolation, body)
+        } matching: { issue in
+            guard issue.comments.contains(where: { $0.rawValue.contains("was created before the scope opened") }) else {
+                return false
+            }
+            reports.increment()
+            return true
+        }
+        return reports.value
     }
 
     @MainActor @Test func viewModelSubscribingBeforeTheScope_isReportedOnceEveryRun() async {
@@ -51,26 +66,19 @@ import Testing
             let source = Broadcast<Int>()
             let model = SubscribingViewModel(source)  // made on the line before the scope
             leaks.track(model)
-            let reports = Counter()
-            await withKnownIssue {
-                await withSerialTasks {
-                    await source.waitForSubscribers(1)
-                    // The scope sees its code resume the consumer waiting in `next()`. A consumer
-                    // still on its way there takes the element without being resumed, which the
-                    // scope cannot see (it reports what it saw): a second element, after the
-                    // first was taken, finds it waiting.
-                    await runUntilIdle()
-                    _ = source.yield(1)
-                    await runUntilIdle()
-                    _ = source.yield(2)
-                    await runUntilIdle()
-                }
-            } matching: { issue in
-                guard Self.isPreScopeReport(issue) else { return false }
-                reports.increment()
-                return true
+            let reports = await Self.preScopeReports {
+                await source.waitForSubscribers(1)
+                // The scope sees its code resume the consumer waiting in `next()`. A consumer
+                // still on its way there takes the element without being resumed, which the
+                // scope cannot see (it reports what it saw): a second element, after the first
+                // was taken, finds it waiting.
+                await runUntilIdle()
+                _ = source.yield(1)
+                await runUntilIdle()
+                _ = source.yield(2)
+                await runUntilIdle()
             }
-            #expect(reports.value == 1)
+            #expect(reports == 1)
         }
         await leaks.expectAllReleased()
     }
@@ -81,22 +89,15 @@ import Testing
             let source = Broadcast<Int>()
             let model = await SubscribingViewModel(source)
             leaks.track(model)
-            let reports = Counter()
-            await withKnownIssue {
-                await withSerialTasks {
-                    await source.waitForSubscribers(1)
-                    await runUntilIdle()  // as above
-                    _ = source.yield(1)
-                    await runUntilIdle()
-                    _ = source.yield(2)
-                    await runUntilIdle()
-                }
-            } matching: { issue in
-                guard Self.isPreScopeReport(issue) else { return false }
-                reports.increment()
-                return true
+            let reports = await Self.preScopeReports {
+                await source.waitForSubscribers(1)
+                await runUntilIdle()  // as above
+                _ = source.yield(1)
+                await runUntilIdle()
+                _ = source.yield(2)
+                await runUntilIdle()
             }
-            #expect(reports.value == 1)
+            #expect(reports == 1)
         }
         await leaks.expectAllReleased()
     }
@@ -109,19 +110,12 @@ import Testing
             let source = Broadcast<Int>()
             let model = LoadingViewModel(source)
             leaks.track(model)
-            let reports = Counter()
-            await withKnownIssue {
-                await withSerialTasks {
-                    await source.waitForSubscribers(1)
-                    _ = source.yield(1)
-                    await runUntilIdle()
-                }
-            } matching: { issue in
-                guard Self.isPreScopeReport(issue) else { return false }
-                reports.increment()
-                return true
+            let reports = await Self.preScopeReports {
+                await source.waitForSubscribers(1)
+                _ = source.yield(1)
+                await runUntilIdle()
             }
-            #expect(reports.value == 1)
+            #expect(reports == 1)
             model.stop()
         }
         await leaks.expectAllReleased()
@@ -165,20 +159,13 @@ import Testing
         let kick = Gate()
         let task = Task { @MainActor in await Self.workOffTheMainActor(started: started, kick: kick) }
         await started.wait(untilAtLeast: 1)  // it left the main actor and started work: seen, no scope of its test open
-        let reports = Counter()
-        await withKnownIssue {
-            await withSerialTasks {
-                DispatchQueue.global().async { kick.open() }
-                await started.wait(untilAtLeast: 2)
-                await task.value
-                await runUntilIdle()
-            }
-        } matching: { issue in
-            guard Self.isPreScopeReport(issue) else { return false }
-            reports.increment()
-            return true
+        let reports = await Self.preScopeReports {
+            DispatchQueue.global().async { kick.open() }
+            await started.wait(untilAtLeast: 2)
+            await task.value
+            await runUntilIdle()
         }
-        #expect(reports.value == 1)
+        #expect(reports == 1)
         releaseOther.open()
         await other.value
     }
