@@ -49,7 +49,10 @@ import Testing
     ) async -> Int {
         let reports = Counter()
         await withKnownIssue(isolation: isolation) {
-            await withSerialTasks(isolation: isolation, body)
+            await withSerialTasks(isolation: isolation) {
+                #expect(JobRouter.currentScope?.onMainQueue == (isolation === MainActor.shared))
+                await body()
+            }
         } matching: { issue in
             guard issue.comments.contains(where: { $0.rawValue.contains("was created before the scope opened") }) else {
                 return false
