@@ -63,24 +63,27 @@ import Testing
         return reports.value
     }
 
+    /// Once the view model's consumer has subscribed, sends it two elements on the caller's
+    /// isolation, the scope idle before each. The scope sees its code resume the consumer waiting
+    /// in `next()`. A consumer still on its way there takes the element without being resumed,
+    /// which the scope cannot see (it reports what it saw): the second element, sent after the
+    /// first was taken, finds it waiting.
+    static func sendTwoElements(to source: Broadcast<Int>, isolation: isolated (any Actor)? = #isolation) async {
+        await source.waitForSubscribers(1)
+        await runUntilIdle()
+        _ = source.yield(1)
+        await runUntilIdle()
+        _ = source.yield(2)
+        await runUntilIdle()
+    }
+
     @MainActor @Test func viewModelSubscribingBeforeTheScope_isReportedOnceEveryRun() async {
         let leaks = LeakTracker()
         for _ in 0..<20 {
             let source = Broadcast<Int>()
             let model = SubscribingViewModel(source)  // made on the line before the scope
             leaks.track(model)
-            let reports = await Self.preScopeReports {
-                await source.waitForSubscribers(1)
-                // The scope sees its code resume the consumer waiting in `next()`. A consumer
-                // still on its way there takes the element without being resumed, which the
-                // scope cannot see (it reports what it saw): a second element, after the first
-                // was taken, finds it waiting.
-                await runUntilIdle()
-                _ = source.yield(1)
-                await runUntilIdle()
-                _ = source.yield(2)
-                await runUntilIdle()
-            }
+            let reports = await Self.preScopeReports { await Self.sendTwoElements(to: source) }
             #expect(reports == 1)
         }
         await leaks.expectAllReleased()
@@ -92,14 +95,7 @@ import Testing
             let source = Broadcast<Int>()
             let model = await SubscribingViewModel(source)
             leaks.track(model)
-            let reports = await Self.preScopeReports {
-                await source.waitForSubscribers(1)
-                await runUntilIdle()  // as above
-                _ = source.yield(1)
-                await runUntilIdle()
-                _ = source.yield(2)
-                await runUntilIdle()
-            }
+            let reports = await Self.preScopeReports { await Self.sendTwoElements(to: source) }
             #expect(reports == 1)
         }
         await leaks.expectAllReleased()
